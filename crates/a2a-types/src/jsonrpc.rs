@@ -1,0 +1,292 @@
+//! The JSON-RPC 2.0 envelope and this server's error codes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A request id as the client sent it. Its JSON type is kept so the response echoes it unchanged:
+/// clients match responses by id, and several SDKs compare with `===`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Id {
+    /// A string id, e.g. `"req-1"` (Python SDKs send UUID strings).
+    Str(String),
+    /// A number id, e.g. `1` (JavaScript SDKs send integers).
+    Num(serde_json::Number),
+}
+
+/// Every error this server can answer with. The code numbers and names are the public contract
+/// (see SPEC §3); several collide with A2A's own meanings on purpose, as the hosted service does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// Invalid JSON.
+    ParseError,
+    /// Not a single JSON-RPC 2.0 request object.
+    InvalidRequest,
+    /// Unknown method.
+    MethodNotFound,
+    /// Missing or invalid params, or an invalid task state transition.
+    InvalidParams,
+    /// An unexpected server fault.
+    InternalError,
+    /// Unknown, expired, or another user's task.
+    TaskNotFound,
+    /// Unknown `skillId`.
+    SkillNotFound,
+    /// Too many `message/send` calls in the caller's bucket.
+    RateLimited,
+    /// Missing, malformed, expired, or wrongly signed bearer token.
+    Unauthorized,
+    /// The caller's plan does not include A2A.
+    PlanRequired,
+}
+
+impl ErrorCode {
+    /// Every code, in the order of the public table.
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::ParseError,
+        ErrorCode::InvalidRequest,
+        ErrorCode::MethodNotFound,
+        ErrorCode::InvalidParams,
+        ErrorCode::InternalError,
+        ErrorCode::TaskNotFound,
+        ErrorCode::SkillNotFound,
+        ErrorCode::RateLimited,
+        ErrorCode::Unauthorized,
+        ErrorCode::PlanRequired,
+    ];
+
+    /// The JSON-RPC `error.code` number.
+    pub fn code(self) -> i64 {
+        match self {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::InternalError => -32603,
+            ErrorCode::TaskNotFound => -32001,
+            ErrorCode::SkillNotFound => -32002,
+            ErrorCode::RateLimited => -32003,
+            ErrorCode::Unauthorized => -32004,
+            ErrorCode::PlanRequired => -32005,
+        }
+    }
+
+    /// The upper-case name carried in `error.data.name`, stable for machines to switch on.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::ParseError => "PARSE_ERROR",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::MethodNotFound => "METHOD_NOT_FOUND",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::TaskNotFound => "TASK_NOT_FOUND",
+            ErrorCode::SkillNotFound => "SKILL_NOT_FOUND",
+            ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::PlanRequired => "PLAN_REQUIRED",
+        }
+    }
+
+    /// The human title used as the start of `error.message`.
+    pub fn title(self) -> &'static str {
+        match self {
+            ErrorCode::ParseError => "Parse error",
+            ErrorCode::InvalidRequest => "Invalid request",
+            ErrorCode::MethodNotFound => "Method not found",
+            ErrorCode::InvalidParams => "Invalid params",
+            ErrorCode::InternalError => "Internal error",
+            ErrorCode::TaskNotFound => "Task not found",
+            ErrorCode::SkillNotFound => "Skill not found",
+            ErrorCode::RateLimited => "Rate limit exceeded",
+            ErrorCode::Unauthorized => "Unauthorized",
+            ErrorCode::PlanRequired => "Paid plan required",
+        }
+    }
+
+    /// The code for a number, if it is one of ours.
+    pub fn from_code(code: i64) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+}
+
+/// The `error` member of a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The numeric code.
+    pub code: i64,
+    /// A short sentence for people.
+    pub message: String,
+    /// Always an object with at least `name`; extra fields per code (`retryAfter`, `availableSkills`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error of `code` with `message`, and `data.name` set from the code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut data = serde_json::Map::new();
+        data.insert("name".into(), Value::String(code.name().into()));
+        ErrorObject {
+            code: code.code(),
+            message: message.into(),
+            data: Some(Value::Object(data)),
+        }
+    }
+
+    /// Adds one field to `data`.
+    pub fn with_data(mut self, key: &str, value: impl Into<Value>) -> Self {
+        if let Some(Value::Object(map)) = self.data.as_mut() {
+            map.insert(key.into(), value.into());
+        }
+        self
+    }
+}
+
+/// A JSON-RPC 2.0 response: exactly one of `result` and `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The request's id, or `null` when it could not be read.
+    pub id: Option<Id>,
+    /// The method's result on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn success(id: Option<Id>, result: Value) -> Self {
+        Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    /// An error response.
+    pub fn failure(id: Option<Id>, error: ErrorObject) -> Self {
+        Response {
+            jsonrpc: "2.0".into(),
+            id,
+            result: None,
+            error: Some(error),
+        }
+    }
+}
+
+/// What a request envelope holds once it passed the envelope checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id to echo.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// The params, `Value::Null` when absent.
+    pub params: Value,
+}
+
+/// Why an envelope was refused, with the id when it could be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeError {
+    /// The id, if the body was parsed far enough to read a valid one.
+    pub id: Option<Id>,
+    /// The error to answer with.
+    pub error: ErrorObject,
+}
+
+/// Parses and checks a request body: JSON, one object, `jsonrpc: "2.0"`, a string or number id,
+/// a string method. Batches are refused: this server answers one call per request.
+pub fn parse_request(body: &[u8]) -> Result<Request, EnvelopeError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| EnvelopeError {
+        id: None,
+        error: ErrorObject::new(ErrorCode::ParseError, format!("Parse error: {e}")),
+    })?;
+    request_from_value(value)
+}
+
+/// The envelope checks of [`parse_request`] on an already parsed value.
+pub fn request_from_value(value: Value) -> Result<Request, EnvelopeError> {
+    let invalid = |id: Option<Id>, why: &str| EnvelopeError {
+        id,
+        error: ErrorObject::new(ErrorCode::InvalidRequest, format!("Invalid request: {why}")),
+    };
+    let mut object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return Err(invalid(
+                None,
+                "batches are not supported; send one request object per call",
+            ));
+        }
+        _ => return Err(invalid(None, "the body must be a JSON-RPC request object")),
+    };
+    let id = match object.remove("id") {
+        Some(Value::String(s)) => Some(Id::Str(s)),
+        Some(Value::Number(n)) => Some(Id::Num(n)),
+        Some(_) => return Err(invalid(None, "`id` must be a string or a number")),
+        None => None,
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(v)) if v == "2.0" => {}
+        _ => return Err(invalid(id, "`jsonrpc` must be \"2.0\"")),
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => return Err(invalid(id, "`method` must be a string")),
+        None => return Err(invalid(id, "`method` is missing")),
+    };
+    let Some(id) = id else {
+        return Err(invalid(
+            None,
+            "`id` is missing; notifications are not supported",
+        ));
+    };
+    let params = object.remove("params").unwrap_or(Value::Null);
+    Ok(Request { id, method, params })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_unique() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_code(code.code()), Some(code));
+        }
+        let mut names: Vec<_> = ErrorCode::ALL.iter().map(|c| c.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), 10);
+    }
+
+    #[test]
+    fn id_keeps_its_json_type() {
+        let r = parse_request(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#).unwrap();
+        assert_eq!(serde_json::to_string(&r.id).unwrap(), "7");
+        let r = parse_request(br#"{"jsonrpc":"2.0","id":"7","method":"m"}"#).unwrap();
+        assert_eq!(serde_json::to_string(&r.id).unwrap(), "\"7\"");
+        let r = parse_request(br#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#).unwrap();
+        assert_eq!(serde_json::to_string(&r.id).unwrap(), "1.5");
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let e = parse_request(b"{").unwrap_err();
+        assert_eq!(e.error.code, -32700);
+        let e = parse_request(b"[]").unwrap_err();
+        assert_eq!(e.error.code, -32600);
+        let e = parse_request(br#"{"jsonrpc":"2.0","method":"m"}"#).unwrap_err();
+        assert_eq!((e.error.code, e.id), (-32600, None));
+        let e = parse_request(br#"{"jsonrpc":"1.0","id":3,"method":"m"}"#).unwrap_err();
+        assert_eq!((e.error.code, e.id), (-32600, Some(Id::Num(3.into()))));
+        let e = parse_request(br#"{"jsonrpc":"2.0","id":{},"method":"m"}"#).unwrap_err();
+        assert_eq!((e.error.code, e.id), (-32600, None));
+        let e = parse_request(br#"{"jsonrpc":"2.0","id":"a","method":5}"#).unwrap_err();
+        assert_eq!(e.id, Some(Id::Str("a".into())));
+    }
+}

@@ -1,0 +1,1 @@
+//! The document corpus: documents, importers, and the search index.
