@@ -1,1 +1,18 @@
-//! The server.
+//! The magisterium-a2a server: an A2A JSON-RPC endpoint with bearer-token auth, plans, per-user
+//! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
+//!
+//! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes and the
+//! order of checks) → [`service`] (the three methods) → [`store`], [`limits`], [`auth`]; every
+//! failure is an [`error::ApiError`], mapped to a JSON-RPC code and HTTP status in one place.
+
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod limits;
+pub mod metrics;
+pub mod service;
+pub mod store;
+pub mod telemetry;

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Calendar options of a deployment. The General Roman Calendar keeps all three on their
 /// weekdays; many national calendars move them to Sunday.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LiturgySettings {
     /// IANA time zone in which "today" is reckoned, e.g. `Europe/Rome`.

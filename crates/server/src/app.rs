@@ -1,0 +1,288 @@
+//! Start-up: builds the store, limiter, authenticator and skills from settings, binds the
+//! listener, and serves until shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use skills::{SkillRegistry, SkillSettings, Unconfigured, catalog};
+use tokio::net::TcpListener;
+
+use crate::auth::{AuthSetupError, Authenticator};
+use crate::config::{AuthMode, ConfigError, Settings, StoreBackend};
+use crate::http::{self, AppState};
+use crate::limits::LocalLimiter;
+use crate::metrics::Metrics;
+use crate::service::A2aService;
+use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// Bad configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The authenticator could not be built.
+    #[error("auth: {0}")]
+    Auth(#[from] AuthSetupError),
+    /// The store could not be reached or migrated.
+    #[error("task store: {0}")]
+    Store(#[from] StoreError),
+    /// The listener or a data file failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// The file holding the development HS256 secret, inside the data directory.
+pub fn dev_secret_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("dev-hs256-secret")
+}
+
+/// Where the HS256 secret came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretSource {
+    /// `auth.hs256_secret`.
+    Configured,
+    /// Read from the data directory (made by an earlier start).
+    DevFile(PathBuf),
+    /// Generated now and written to the data directory.
+    Generated(PathBuf),
+}
+
+/// The HS256 secret in effect: configured, or the development one in the data directory
+/// (generated on first use, so `serve` and `token` agree without any configuration).
+pub fn hs256_secret(
+    settings: &Settings,
+    create: bool,
+) -> Result<Option<(String, SecretSource)>, StartupError> {
+    if settings.auth.mode != AuthMode::Hs256 {
+        return Ok(None);
+    }
+    if let Some(secret) = &settings.auth.hs256_secret {
+        return Ok(Some((secret.clone(), SecretSource::Configured)));
+    }
+    let path = dev_secret_path(&settings.data.dir);
+    let io = |context: &str, source| StartupError::Io {
+        context: format!("{context} {}", path.display()),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(secret) if secret.trim().len() >= 32 => {
+            return Ok(Some((
+                secret.trim().to_string(),
+                SecretSource::DevFile(path),
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("reading", e)),
+    }
+    if !create {
+        return Ok(None);
+    }
+    let secret = hex::encode(rand::random::<[u8; 32]>());
+    std::fs::create_dir_all(&settings.data.dir).map_err(|e| io("creating the folder of", e))?;
+    write_private(&path, &secret).map_err(|e| io("writing", e))?;
+    Ok(Some((secret, SecretSource::Generated(path))))
+}
+
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(contents.as_bytes())?;
+    file.write_all(b"\n")
+}
+
+/// The skills this build offers, each routed to its implementation.
+pub fn skill_registry(settings: &SkillSettings) -> SkillRegistry {
+    let _ = settings;
+    let mut registry = SkillRegistry::new();
+    for info in catalog::ALL {
+        registry.register(Arc::new(Unconfigured::new(info)));
+    }
+    registry
+}
+
+/// Opens the configured task store (running migrations for Redis).
+pub async fn open_store(settings: &Settings) -> Result<Arc<dyn TaskStore>, StartupError> {
+    let ttl = Duration::from_secs(settings.store.task_ttl_secs);
+    Ok(match settings.store.backend {
+        StoreBackend::Memory => Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks)),
+        StoreBackend::Redis => {
+            let url = settings.store.redis_url.as_deref().unwrap_or_default();
+            Arc::new(RedisStore::connect(url, ttl).await?)
+        }
+    })
+}
+
+/// A bound, ready-to-run server.
+pub struct Application {
+    listener: TcpListener,
+    router: axum::Router,
+    limiter: Arc<LocalLimiter>,
+    base_url: String,
+}
+
+impl Application {
+    /// Builds every part and binds the listener (port 0 picks a free port).
+    pub async fn build(settings: Settings) -> Result<Application, StartupError> {
+        let skills = skill_registry(&SkillSettings {
+            data_dir: settings.data.dir.clone(),
+            liturgy: settings.liturgy.clone(),
+        });
+        Self::build_with_skills(settings, skills).await
+    }
+
+    /// [`Application::build`] with a given skill registry (deployments that add skills of
+    /// their own, and tests).
+    pub async fn build_with_skills(
+        settings: Settings,
+        skills: SkillRegistry,
+    ) -> Result<Application, StartupError> {
+        settings.validate()?;
+        install_tls_provider();
+        let bind = settings.bind_addr()?;
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|source| StartupError::Io {
+                context: format!("binding {bind}"),
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| StartupError::Io {
+            context: "reading the bound address".into(),
+            source,
+        })?;
+        let base_url = settings.public_base_url(local);
+
+        let secret = hs256_secret(&settings, true)?;
+        if let Some((_, source)) = &secret {
+            match source {
+                SecretSource::Generated(path) => tracing::info!(
+                    path = %path.display(),
+                    "generated a development HS256 secret; `magisterium-a2a token --sub USER --plan pro` signs tokens with it"
+                ),
+                SecretSource::DevFile(path) => {
+                    tracing::info!(path = %path.display(), "using the development HS256 secret")
+                }
+                SecretSource::Configured => {}
+            }
+        }
+        let authenticator =
+            Authenticator::new(&settings.auth, secret.as_ref().map(|(s, _)| s.as_str()))?;
+        if let Some(jwks) = authenticator.jwks()
+            && let Err(e) = jwks.refresh().await
+        {
+            tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
+        }
+
+        let store = open_store(&settings).await?;
+        let limiter = Arc::new(LocalLimiter::new(&settings.limits));
+        let metrics = Arc::new(Metrics::new());
+        let service = A2aService::new(
+            skills,
+            Arc::clone(&store),
+            limiter.clone(),
+            Arc::clone(&metrics),
+            Duration::from_secs(settings.server.request_timeout_secs),
+            settings.store.context_history_tasks,
+        );
+        let card = http::agent_card(&settings, &base_url, &service);
+        let card = serde_json::to_vec(&card).map_err(|e| StartupError::Io {
+            context: "serialising the agent card".into(),
+            source: std::io::Error::other(e),
+        })?;
+        let resource = http::protected_resource_metadata(&settings, &base_url).to_string();
+        let state = Arc::new(AppState {
+            service,
+            authenticator,
+            store,
+            metrics,
+            card: Bytes::from(card),
+            resource_metadata: Bytes::from(resource),
+            challenge: http::challenge(&base_url),
+            max_body_bytes: settings.server.max_body_bytes,
+        });
+        Ok(Application {
+            listener,
+            router: http::router(state),
+            limiter,
+            base_url,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The public base URL (what the agent card advertises).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Serves until `shutdown` resolves, then finishes the requests in flight.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let limiter = Arc::clone(&self.limiter);
+        let sweeper = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                limiter.forget_idle();
+            }
+        });
+        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), "serving");
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        sweeper.abort();
+        served
+    }
+}
+
+/// Installs the process-wide TLS provider for outbound HTTPS (JWKS, LLM backends) and for
+/// clients built by tests; a provider already installed is kept.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,193 @@
+//! The issuer's signing keys, fetched from its JWKS URL and cached.
+//!
+//! Keys rotate: a token signed with a `kid` we have not seen triggers one refresh, but never
+//! more than one per `min_refresh` interval, so a flood of forged `kid`s cannot become a flood
+//! of fetches. A failed fetch keeps the keys we had.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm};
+use jsonwebtoken::{Algorithm, DecodingKey};
+
+use super::{AuthError, AuthSetupError};
+
+#[derive(Clone)]
+struct SigningKey {
+    key: DecodingKey,
+    alg: Algorithm,
+}
+
+/// Cached JWKS keys by `kid`, refreshed on demand.
+pub struct JwksCache {
+    url: String,
+    client: reqwest::Client,
+    min_refresh: Duration,
+    keys: RwLock<Arc<HashMap<String, SigningKey>>>,
+    refresh: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl JwksCache {
+    /// A cache for the keys at `url`, empty until the first refresh.
+    pub fn new(url: String, min_refresh: Duration) -> Result<Self, AuthSetupError> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| AuthSetupError::Client(e.to_string()))?;
+        Ok(JwksCache {
+            url,
+            client,
+            min_refresh,
+            keys: RwLock::new(Arc::new(HashMap::new())),
+            refresh: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// How many keys are cached (for readiness and metrics).
+    pub fn len(&self) -> usize {
+        self.snapshot().len()
+    }
+
+    /// Whether no key is cached yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn snapshot(&self) -> Arc<HashMap<String, SigningKey>> {
+        match self.keys.read() {
+            Ok(keys) => Arc::clone(&keys),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Fetches the key set now, unless another refresh happened within the minimum interval.
+    /// Returns whether a fetch was made and succeeded.
+    pub async fn refresh(&self) -> Result<bool, String> {
+        let mut last = self.refresh.lock().await;
+        if let Some(at) = *last
+            && at.elapsed() < self.min_refresh
+        {
+            return Ok(false);
+        }
+        *last = Some(Instant::now());
+        let fetched = self.fetch().await;
+        match fetched {
+            Ok(keys) => {
+                tracing::info!(keys = keys.len(), "JWKS refreshed");
+                let mut slot = match self.keys.write() {
+                    Ok(slot) => slot,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                *slot = Arc::new(keys);
+                Ok(true)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "JWKS refresh failed; keeping the cached keys");
+                Err(e)
+            }
+        }
+    }
+
+    async fn fetch(&self) -> Result<HashMap<String, SigningKey>, String> {
+        let response = self
+            .client
+            .get(&self.url)
+            .send()
+            .await
+            .map_err(|e| format!("fetch: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("status {}", response.status()));
+        }
+        let set: JwkSet = response.json().await.map_err(|e| format!("body: {e}"))?;
+        let mut keys = HashMap::new();
+        for (index, jwk) in set.keys.iter().enumerate() {
+            if let Some(usage) = &jwk.common.public_key_use
+                && *usage != jsonwebtoken::jwk::PublicKeyUse::Signature
+            {
+                continue;
+            }
+            let Some(alg) = jwk
+                .common
+                .key_algorithm
+                .map_or_else(|| implied_algorithm(&jwk.algorithm), asymmetric)
+            else {
+                continue;
+            };
+            let Ok(key) = DecodingKey::from_jwk(jwk) else {
+                continue;
+            };
+            let kid = jwk
+                .common
+                .key_id
+                .clone()
+                .unwrap_or_else(|| format!("#{index}"));
+            keys.insert(kid, SigningKey { key, alg });
+        }
+        Ok(keys)
+    }
+
+    /// The key for a token header: by `kid` (refreshing once when unknown), or the only key
+    /// when the token names none. The algorithm comes from the key, never from the token, and
+    /// must match the token's: that rules out `alg` confusion.
+    pub async fn key_for(
+        &self,
+        kid: Option<&str>,
+        token_alg: Algorithm,
+    ) -> Result<(DecodingKey, Algorithm), AuthError> {
+        let found = match self.lookup(kid) {
+            Some(found) => found,
+            None => {
+                // Ignore refresh errors here: the lookup below reports the missing key.
+                let _ = self.refresh().await;
+                self.lookup(kid).ok_or_else(|| {
+                    AuthError::Invalid("the token's signing key (kid) is not known".into())
+                })?
+            }
+        };
+        if found.alg != token_alg {
+            return Err(AuthError::Invalid(
+                "the token's algorithm does not match its key".into(),
+            ));
+        }
+        Ok((found.key, found.alg))
+    }
+
+    fn lookup(&self, kid: Option<&str>) -> Option<SigningKey> {
+        let keys = self.snapshot();
+        match kid {
+            Some(kid) => keys.get(kid).cloned(),
+            None if keys.len() == 1 => keys.values().next().cloned(),
+            None => None,
+        }
+    }
+}
+
+/// Only asymmetric signature algorithms are taken from a JWKS: an HMAC "key" published there
+/// would let anyone who read it sign tokens.
+fn asymmetric(alg: KeyAlgorithm) -> Option<Algorithm> {
+    match alg {
+        KeyAlgorithm::RS256 => Some(Algorithm::RS256),
+        KeyAlgorithm::RS384 => Some(Algorithm::RS384),
+        KeyAlgorithm::RS512 => Some(Algorithm::RS512),
+        KeyAlgorithm::PS256 => Some(Algorithm::PS256),
+        KeyAlgorithm::ES256 => Some(Algorithm::ES256),
+        KeyAlgorithm::ES384 => Some(Algorithm::ES384),
+        KeyAlgorithm::EdDSA => Some(Algorithm::EdDSA),
+        _ => None,
+    }
+}
+
+/// The algorithm a key without `alg` is used with, from its type and curve.
+fn implied_algorithm(params: &AlgorithmParameters) -> Option<Algorithm> {
+    match params {
+        AlgorithmParameters::RSA(_) => Some(Algorithm::RS256),
+        AlgorithmParameters::EllipticCurve(ec) => match ec.curve {
+            EllipticCurve::P256 => Some(Algorithm::ES256),
+            EllipticCurve::P384 => Some(Algorithm::ES384),
+            _ => None,
+        },
+        AlgorithmParameters::OctetKeyPair(_) => Some(Algorithm::EdDSA),
+        _ => None,
+    }
+}

@@ -1,0 +1,409 @@
+//! Bearer-token authentication and plans.
+//!
+//! Every call to the endpoint carries an OAuth-issued JWT. This module turns the
+//! `Authorization` header into a [`Principal`] (who is calling, on which plan) or an
+//! [`AuthError`] that the server answers with `-32004`.
+
+mod jwks;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::config::{AuthMode, AuthSettings};
+pub use jwks::JwksCache;
+
+/// A subscription plan. Only paid plans may call the endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    /// No A2A access.
+    Free,
+    /// Paid, individual.
+    Pro,
+    /// Paid, team.
+    Organization,
+    /// Paid, contract limits.
+    Enterprise,
+}
+
+impl Plan {
+    /// Reads a plan name as found in a token; anything unknown counts as free.
+    pub fn from_claim(value: &str) -> Plan {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "pro" => Plan::Pro,
+            "organization" | "organisation" | "org" => Plan::Organization,
+            "enterprise" => Plan::Enterprise,
+            _ => Plan::Free,
+        }
+    }
+
+    /// The lowercase name, for logs, metrics and tokens.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+            Plan::Organization => "organization",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    /// Whether the plan includes A2A.
+    pub fn allows_a2a(self) -> bool {
+        self != Plan::Free
+    }
+}
+
+impl std::str::FromStr for Plan {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "free" => Ok(Plan::Free),
+            "pro" => Ok(Plan::Pro),
+            "organization" => Ok(Plan::Organization),
+            "enterprise" => Ok(Plan::Enterprise),
+            other => Err(format!(
+                "unknown plan `{other}`; use free, pro, organization or enterprise"
+            )),
+        }
+    }
+}
+
+/// The authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's `sub`: tasks belong to it, limits count per it.
+    pub sub: String,
+    /// The plan read from the token.
+    pub plan: Plan,
+}
+
+/// Why a request is not authenticated. The text is safe to show the caller: it never holds the
+/// token or key material.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// No `Authorization` header.
+    #[error("missing bearer token: send `Authorization: Bearer <token>`")]
+    Missing,
+    /// A header that is not `Bearer <token>`.
+    #[error("malformed Authorization header: expected `Bearer <token>`")]
+    Malformed,
+    /// A token was presented but is not acceptable.
+    #[error("invalid token: {0}")]
+    Invalid(String),
+}
+
+impl AuthError {
+    /// Whether the client presented a token (RFC 6750 adds `error="invalid_token"` only then).
+    pub fn token_presented(&self) -> bool {
+        !matches!(self, AuthError::Missing)
+    }
+}
+
+enum Verifier {
+    Hs256(Box<(DecodingKey, Validation)>),
+    Jwks(Arc<JwksCache>),
+    Disabled(Principal),
+}
+
+/// Verifies tokens according to the configured mode.
+pub struct Authenticator {
+    verifier: Verifier,
+    plan_claim: String,
+    issuer: Option<String>,
+    audience: Option<String>,
+    leeway: u64,
+}
+
+impl Authenticator {
+    /// Builds the verifier. `hs256_secret` is the effective secret in `hs256` mode (configured
+    /// or generated for development).
+    pub fn new(
+        settings: &AuthSettings,
+        hs256_secret: Option<&str>,
+    ) -> Result<Self, AuthSetupError> {
+        let verifier = match settings.mode {
+            AuthMode::Hs256 => {
+                let secret = hs256_secret.ok_or(AuthSetupError::MissingSecret)?;
+                let key = DecodingKey::from_secret(secret.as_bytes())
+                    .map_err(|e| AuthSetupError::Key(e.to_string()))?;
+                Verifier::Hs256(Box::new((key, validation_for(Algorithm::HS256, settings))))
+            }
+            AuthMode::Jwks => {
+                let url = settings
+                    .jwks_url
+                    .clone()
+                    .ok_or(AuthSetupError::MissingJwksUrl)?;
+                Verifier::Jwks(Arc::new(JwksCache::new(
+                    url,
+                    Duration::from_secs(settings.jwks_min_refresh_secs),
+                )?))
+            }
+            AuthMode::None => Verifier::Disabled(Principal {
+                sub: settings.none_sub.clone(),
+                plan: settings.none_plan,
+            }),
+        };
+        Ok(Authenticator {
+            verifier,
+            plan_claim: settings.plan_claim.clone(),
+            issuer: settings.issuer.clone(),
+            audience: settings.audience.clone(),
+            leeway: settings.leeway_secs,
+        })
+    }
+
+    /// The JWKS cache, in `jwks` mode, so the server can warm it at start.
+    pub fn jwks(&self) -> Option<&Arc<JwksCache>> {
+        match &self.verifier {
+            Verifier::Jwks(cache) => Some(cache),
+            _ => None,
+        }
+    }
+
+    /// Checks an `Authorization` header value and returns the caller.
+    pub async fn authenticate(&self, header: Option<&[u8]>) -> Result<Principal, AuthError> {
+        let claims = match &self.verifier {
+            Verifier::Disabled(principal) => return Ok(principal.clone()),
+            Verifier::Hs256(hs256) => {
+                let (key, validation) = hs256.as_ref();
+                decode_claims(bearer_token(header)?, key, validation)?
+            }
+            Verifier::Jwks(cache) => {
+                let token = bearer_token(header)?;
+                let header = jsonwebtoken::decode_header(token)
+                    .map_err(|e| AuthError::Invalid(describe(&e)))?;
+                let (key, alg) = cache.key_for(header.kid.as_deref(), header.alg).await?;
+                decode_claims(token, &key, &self.validation(alg))?
+            }
+        };
+        self.principal(claims)
+    }
+
+    fn validation(&self, alg: Algorithm) -> Validation {
+        let mut validation = Validation::new(alg);
+        configure(
+            &mut validation,
+            self.issuer.as_deref(),
+            self.audience.as_deref(),
+            self.leeway,
+        );
+        validation
+    }
+
+    fn principal(&self, claims: Map<String, Value>) -> Result<Principal, AuthError> {
+        let sub = match claims.get("sub") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            _ => return Err(AuthError::Invalid("the token has no `sub` claim".into())),
+        };
+        let plan = claims
+            .get(&self.plan_claim)
+            .and_then(Value::as_str)
+            .map(Plan::from_claim)
+            .unwrap_or(Plan::Free);
+        Ok(Principal { sub, plan })
+    }
+}
+
+/// Why the authenticator could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthSetupError {
+    /// `hs256` mode without a secret.
+    #[error("auth.mode is hs256 but no secret is configured (A2A__AUTH__HS256_SECRET)")]
+    MissingSecret,
+    /// `jwks` mode without a URL.
+    #[error("auth.mode is jwks but auth.jwks_url is not set (A2A__AUTH__JWKS_URL)")]
+    MissingJwksUrl,
+    /// The key material is unusable.
+    #[error("unusable key: {0}")]
+    Key(String),
+    /// The HTTP client for JWKS could not be built.
+    #[error("JWKS client: {0}")]
+    Client(String),
+}
+
+fn bearer_token(header: Option<&[u8]>) -> Result<&str, AuthError> {
+    let raw = header.ok_or(AuthError::Missing)?;
+    let value = std::str::from_utf8(raw).map_err(|_| AuthError::Malformed)?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or(AuthError::Malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::Malformed);
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(AuthError::Malformed);
+    }
+    Ok(token)
+}
+
+fn validation_for(alg: Algorithm, settings: &AuthSettings) -> Validation {
+    let mut validation = Validation::new(alg);
+    configure(
+        &mut validation,
+        settings.issuer.as_deref(),
+        settings.audience.as_deref(),
+        settings.leeway_secs,
+    );
+    validation
+}
+
+fn configure(
+    validation: &mut Validation,
+    issuer: Option<&str>,
+    audience: Option<&str>,
+    leeway: u64,
+) {
+    validation.leeway = leeway;
+    validation.validate_nbf = true;
+    validation.set_required_spec_claims(&["exp", "sub"]);
+    match issuer {
+        Some(iss) => validation.set_issuer(&[iss]),
+        None => validation.iss = None,
+    }
+    match audience {
+        Some(aud) => validation.set_audience(&[aud]),
+        None => validation.validate_aud = false,
+    }
+}
+
+fn decode_claims(
+    token: &str,
+    key: &DecodingKey,
+    validation: &Validation,
+) -> Result<Map<String, Value>, AuthError> {
+    jsonwebtoken::decode::<Map<String, Value>>(token, key, validation)
+        .map(|data| data.claims)
+        .map_err(|e| AuthError::Invalid(describe(&e)))
+}
+
+/// A short, secret-free description of a verification failure.
+fn describe(error: &jsonwebtoken::errors::Error) -> String {
+    use jsonwebtoken::errors::ErrorKind;
+    match error.kind() {
+        ErrorKind::ExpiredSignature => "the token has expired".into(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".into(),
+        ErrorKind::InvalidSignature => "the signature does not verify".into(),
+        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+            "the token's algorithm is not accepted".into()
+        }
+        ErrorKind::InvalidIssuer => "wrong issuer (iss)".into(),
+        ErrorKind::InvalidAudience => "wrong audience (aud)".into(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no `{claim}` claim"),
+        ErrorKind::InvalidToken
+        | ErrorKind::Base64(_)
+        | ErrorKind::Json(_)
+        | ErrorKind::Utf8(_) => "the token is not a well-formed JWT".into(),
+        _ => "the token could not be verified".into(),
+    }
+}
+
+/// The claims of a development token.
+#[derive(Debug, Serialize)]
+struct DevClaims<'a> {
+    sub: &'a str,
+    iat: u64,
+    nbf: u64,
+    exp: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iss: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aud: Option<&'a str>,
+    #[serde(flatten)]
+    plan: Map<String, Value>,
+}
+
+/// Signs a development HS256 token for `sub` on `plan`, valid for `ttl`, with the configured
+/// issuer, audience and plan claim so the server accepts it.
+pub fn mint_hs256(
+    settings: &AuthSettings,
+    secret: &str,
+    sub: &str,
+    plan: Plan,
+    ttl: Duration,
+) -> Result<String, AuthSetupError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let mut plan_claim = Map::new();
+    plan_claim.insert(
+        settings.plan_claim.clone(),
+        Value::String(plan.as_str().into()),
+    );
+    let claims = DevClaims {
+        sub,
+        iat: now,
+        nbf: now,
+        exp: now + ttl.as_secs(),
+        iss: settings.issuer.as_deref(),
+        aud: settings.audience.as_deref(),
+        plan: plan_claim,
+    };
+    let key = EncodingKey::from_secret(secret.as_bytes())
+        .map_err(|e| AuthSetupError::Key(e.to_string()))?;
+    jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &key)
+        .map_err(|e| AuthSetupError::Key(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(bearer_token(None), Err(AuthError::Missing));
+        assert_eq!(bearer_token(Some(b"Basic abc")), Err(AuthError::Malformed));
+        assert_eq!(bearer_token(Some(b"Bearer ")), Err(AuthError::Malformed));
+        assert_eq!(bearer_token(Some(b"bearer abc")), Ok("abc"));
+        assert_eq!(bearer_token(Some(&[0xff, 0xfe])), Err(AuthError::Malformed));
+    }
+
+    #[test]
+    fn plan_names() {
+        assert_eq!(Plan::from_claim("PRO"), Plan::Pro);
+        assert_eq!(Plan::from_claim("platinum"), Plan::Free);
+        assert!("gold".parse::<Plan>().is_err());
+        assert!(!Plan::Free.allows_a2a());
+    }
+
+    #[tokio::test]
+    async fn hs256_round_trip_and_plan_claim() {
+        let settings = AuthSettings {
+            plan_claim: "https://example.org/plan".into(),
+            ..AuthSettings::default()
+        };
+        let secret = "0123456789abcdef0123456789abcdef";
+        let auth = Authenticator::new(&settings, Some(secret)).unwrap();
+        let token = mint_hs256(
+            &settings,
+            secret,
+            "alice",
+            Plan::Enterprise,
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        let header = format!("Bearer {token}");
+        let who = auth.authenticate(Some(header.as_bytes())).await.unwrap();
+        assert_eq!(
+            who,
+            Principal {
+                sub: "alice".into(),
+                plan: Plan::Enterprise
+            }
+        );
+        let other =
+            Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff")).unwrap();
+        let err = other
+            .authenticate(Some(header.as_bytes()))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            AuthError::Invalid("the signature does not verify".into())
+        );
+    }
+}

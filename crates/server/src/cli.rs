@@ -1,0 +1,168 @@
+//! The `magisterium-a2a` command line: `serve`, `token`, `migrate`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::{self, Application, StartupError};
+use crate::auth::{self, Plan};
+use crate::config::{ConfigSource, Settings, StoreBackend};
+use crate::store;
+use crate::telemetry;
+
+/// Self-hosted A2A server for Catholic knowledge skills.
+#[derive(Debug, Parser)]
+#[command(name = "magisterium-a2a", version, about)]
+pub struct Cli {
+    /// Folder with default.toml and {profile}.toml [env: A2A_CONFIG_DIR, default: config]
+    #[arg(long, global = true)]
+    config_dir: Option<PathBuf>,
+    /// Configuration profile layered over default.toml [env: A2A_PROFILE, default: development]
+    #[arg(long, global = true)]
+    profile: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server.
+    Serve,
+    /// Print a signed development token (HS256) for a user and plan.
+    Token {
+        /// The user id (`sub`).
+        #[arg(long)]
+        sub: String,
+        /// free, pro, organization or enterprise.
+        #[arg(long, default_value = "pro")]
+        plan: Plan,
+        /// Lifetime, e.g. 90s, 30m, 1h, 7d.
+        #[arg(long, default_value = "1h", value_parser = parse_ttl)]
+        ttl: Duration,
+    },
+    /// Apply the Redis migrations to the configured store.
+    Migrate,
+}
+
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 30m, 1h or 7d"))?;
+    let seconds = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("unknown unit `{unit}`; use s, m, h or d")),
+    };
+    if number == 0 {
+        return Err("the lifetime must be positive".into());
+    }
+    Ok(Duration::from_secs(number * seconds))
+}
+
+/// Runs the command line; the binary's `main` is just this.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut source = ConfigSource::default();
+    if let Some(dir) = cli.config_dir {
+        source.dir = dir;
+    }
+    if let Some(profile) = cli.profile {
+        source.profile = profile;
+    }
+    let settings = match Settings::load(&source) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve => serve(settings).await,
+            Command::Token { sub, plan, ttl } => token(&settings, &sub, plan, ttl),
+            Command::Migrate => migrate(&settings).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(settings: Settings) -> Result<(), StartupError> {
+    telemetry::init(&settings.log);
+    let application = Application::build(settings).await?;
+    println!(
+        "magisterium-a2a listening: JSON-RPC {}/api/v1/a2a, card {}/.well-known/agent.json",
+        application.base_url(),
+        application.base_url()
+    );
+    application
+        .run_until(app::shutdown_signal())
+        .await
+        .map_err(|source| StartupError::Io {
+            context: "serving".into(),
+            source,
+        })
+}
+
+fn token(settings: &Settings, sub: &str, plan: Plan, ttl: Duration) -> Result<(), StartupError> {
+    let Some((secret, _)) = app::hs256_secret(settings, true)? else {
+        return Err(StartupError::Auth(auth::AuthSetupError::MissingSecret));
+    };
+    let token = auth::mint_hs256(&settings.auth, &secret, sub, plan, ttl)?;
+    println!("{token}");
+    Ok(())
+}
+
+async fn migrate(settings: &Settings) -> Result<(), StartupError> {
+    if settings.store.backend != StoreBackend::Redis {
+        eprintln!(
+            "store.backend is memory: nothing to migrate (set A2A__STORE__BACKEND=redis and A2A__STORE__REDIS_URL)"
+        );
+        return Ok(());
+    }
+    let url = settings.store.redis_url.as_deref().unwrap_or_default();
+    let mut connection = store::redis_connection(url).await?;
+    let version = store::apply_migrations(&mut connection).await?;
+    println!("Redis schema at version {version}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_units() {
+        assert_eq!(parse_ttl("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_ttl("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_ttl("7d"), Ok(Duration::from_secs(604_800)));
+        assert_eq!(parse_ttl("15"), Ok(Duration::from_secs(15)));
+        assert!(parse_ttl("1y").is_err());
+        assert!(parse_ttl("0m").is_err());
+        assert!(parse_ttl("h").is_err());
+    }
+}

@@ -1,0 +1,495 @@
+//! One typed configuration, layered: built-in defaults → `config/default.toml` →
+//! `config/{profile}.toml` → environment variables `A2A__SECTION__KEY`.
+//!
+//! Every value is checked at start, and a bad one stops the start with a message naming the key
+//! (and the environment variable that sets it), so a typo never becomes a surprise in production.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use skills::LiturgySettings;
+
+use crate::auth::Plan;
+
+/// The whole configuration of a server process.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Listening socket, public URL, body limit.
+    pub server: ServerSettings,
+    /// Token verification and plans.
+    pub auth: AuthSettings,
+    /// Where tasks are kept.
+    pub store: StoreSettings,
+    /// Per-plan rate limits.
+    pub limits: LimitSettings,
+    /// What the agent card says about this deployment.
+    pub agent: AgentSettings,
+    /// The data directory (Bible text, corpus, development secret).
+    pub data: DataSettings,
+    /// Calendar options for the liturgical skills.
+    pub liturgy: LiturgySettings,
+    /// Log format and level.
+    pub log: LogSettings,
+}
+
+/// Listening socket and HTTP limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address to listen on (`A2A__SERVER__BIND`).
+    pub bind: String,
+    /// Absolute base URL clients reach this server at, e.g. `https://a2a.example.org`
+    /// (`A2A__SERVER__PUBLIC_URL`); defaults to one built from the bound address.
+    pub public_url: Option<String>,
+    /// Largest request body accepted, in bytes; larger bodies get 413.
+    pub max_body_bytes: usize,
+    /// Seconds a skill may run before the call is answered with an internal error.
+    pub request_timeout_secs: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            bind: "127.0.0.1:8080".into(),
+            public_url: None,
+            max_body_bytes: 1024 * 1024,
+            request_timeout_secs: 60,
+        }
+    }
+}
+
+/// How bearer tokens are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// HS256 with a shared secret: development and small deployments.
+    Hs256,
+    /// RS256/ES256 with keys from the issuer's JWKS URL: production.
+    Jwks,
+    /// No tokens at all: every request acts as one configured user (loopback only).
+    None,
+}
+
+/// Token verification settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthSettings {
+    /// `hs256`, `jwks` or `none` (`A2A__AUTH__MODE`).
+    pub mode: AuthMode,
+    /// The HS256 secret (`A2A__AUTH__HS256_SECRET`); in development one is generated when absent.
+    pub hs256_secret: Option<String>,
+    /// The issuer's JWKS URL (`A2A__AUTH__JWKS_URL`), required in `jwks` mode.
+    pub jwks_url: Option<String>,
+    /// Expected `iss`, checked when set (`A2A__AUTH__ISSUER`).
+    pub issuer: Option<String>,
+    /// Expected `aud`, checked when set (`A2A__AUTH__AUDIENCE`).
+    pub audience: Option<String>,
+    /// The claim that carries the plan (`A2A__AUTH__PLAN_CLAIM`).
+    pub plan_claim: String,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
+    pub leeway_secs: u64,
+    /// Shortest interval between two JWKS fetches, so unknown `kid`s cannot cause a fetch storm.
+    pub jwks_min_refresh_secs: u64,
+    /// Authorization servers named in the protected-resource metadata (defaults to the issuer).
+    pub authorization_servers: Vec<String>,
+    /// In `none` mode: the user every request acts as.
+    pub none_sub: String,
+    /// In `none` mode: that user's plan.
+    pub none_plan: Plan,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        AuthSettings {
+            mode: AuthMode::Hs256,
+            hs256_secret: None,
+            jwks_url: None,
+            issuer: None,
+            audience: None,
+            plan_claim: "plan".into(),
+            leeway_secs: 30,
+            jwks_min_refresh_secs: 60,
+            authorization_servers: Vec::new(),
+            none_sub: "local-user".into(),
+            none_plan: Plan::Pro,
+        }
+    }
+}
+
+/// Which task store backs the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreBackend {
+    /// In-process, with TTL: the embedded default, nothing to install.
+    Memory,
+    /// Redis: shared by replicas, survives restarts.
+    Redis,
+}
+
+/// Task storage settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    /// `memory` or `redis` (`A2A__STORE__BACKEND`).
+    pub backend: StoreBackend,
+    /// Redis URL, e.g. `redis://127.0.0.1:6379/0` (`A2A__STORE__REDIS_URL`).
+    pub redis_url: Option<String>,
+    /// How long a task is kept, in seconds (`A2A__STORE__TASK_TTL_SECS`).
+    pub task_ttl_secs: u64,
+    /// Most tasks the memory store keeps before evicting the least recently used.
+    pub memory_max_tasks: u64,
+    /// Most earlier tasks of one context handed to a skill as conversation history.
+    pub context_history_tasks: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            backend: StoreBackend::Memory,
+            redis_url: None,
+            task_ttl_secs: 24 * 60 * 60,
+            memory_max_tasks: 1_000_000,
+            context_history_tasks: 10,
+        }
+    }
+}
+
+/// One paid plan's limits, in calls per minute per user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanLimits {
+    /// Calls to the default bucket (every skill but `catholic_qa`); 0 refuses them all.
+    pub default_per_minute: u32,
+    /// Calls to the expensive bucket (`catholic_qa`); 0 refuses them all.
+    pub expensive_per_minute: u32,
+}
+
+impl Default for PlanLimits {
+    fn default() -> Self {
+        PlanLimits {
+            default_per_minute: 15,
+            expensive_per_minute: 2,
+        }
+    }
+}
+
+/// Rate limits per plan (free is refused before any limit applies).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Pro plan (`A2A__LIMITS__PRO__DEFAULT_PER_MINUTE`, …).
+    pub pro: PlanLimits,
+    /// Organization plan.
+    pub organization: PlanLimits,
+    /// Enterprise plan.
+    pub enterprise: PlanLimits,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        LimitSettings {
+            pro: PlanLimits::default(),
+            organization: PlanLimits::default(),
+            enterprise: PlanLimits {
+                default_per_minute: 120,
+                expensive_per_minute: 20,
+            },
+        }
+    }
+}
+
+impl LimitSettings {
+    /// The limits of a paid plan; `None` for free.
+    pub fn for_plan(&self, plan: Plan) -> Option<PlanLimits> {
+        match plan {
+            Plan::Free => None,
+            Plan::Pro => Some(self.pro),
+            Plan::Organization => Some(self.organization),
+            Plan::Enterprise => Some(self.enterprise),
+        }
+    }
+}
+
+/// What the agent card says about the deployment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSettings {
+    /// `protocolVersion` of the card (`0.3.0` so current SDK clients connect; `0.2.6` as hosted).
+    pub protocol_version: String,
+    /// Agent name.
+    pub name: String,
+    /// Agent description.
+    pub description: String,
+    /// Organisation running the deployment.
+    pub provider_organization: String,
+    /// Its URL.
+    pub provider_url: String,
+    /// Documentation URL, if any.
+    pub documentation_url: Option<String>,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            protocol_version: "0.3.0".into(),
+            name: "Magisterium A2A".into(),
+            description: "A self-hosted Catholic knowledge agent: questions answered with citations, document search and retrieval, Mass readings and the saints of the day.".into(),
+            provider_organization: "magisterium-a2a".into(),
+            provider_url: "https://example.invalid".into(),
+            documentation_url: None,
+        }
+    }
+}
+
+/// Where data files live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSettings {
+    /// The data directory (`A2A__DATA__DIR`).
+    pub dir: PathBuf,
+}
+
+impl Default for DataSettings {
+    fn default() -> Self {
+        DataSettings {
+            dir: PathBuf::from("./data"),
+        }
+    }
+}
+
+/// Log output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines, for development.
+    Pretty,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// Log settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    /// `pretty` or `json`.
+    pub format: LogFormat,
+    /// A `tracing` filter, e.g. `info` or `magisterium_a2a=debug`; `RUST_LOG` wins when set.
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings {
+            format: LogFormat::Pretty,
+            level: "info".into(),
+        }
+    }
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file or variable could not be read as the type of its key.
+    #[error("configuration error: {0}")]
+    Load(Box<figment::Error>),
+    /// A value was read but makes no sense.
+    #[error("configuration error: `{key}` (env {env}): {message}")]
+    Invalid {
+        /// The dotted key, e.g. `auth.jwks_url`.
+        key: &'static str,
+        /// The environment variable that sets it.
+        env: String,
+        /// What is wrong and what would be right.
+        message: String,
+    },
+}
+
+impl ConfigError {
+    fn invalid(key: &'static str, message: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            key,
+            env: format!("A2A__{}", key.replace('.', "__").to_uppercase()),
+            message: message.into(),
+        }
+    }
+}
+
+/// Where to read configuration files from, and which profile to layer on top.
+#[derive(Debug, Clone)]
+pub struct ConfigSource {
+    /// The folder holding `default.toml` and `{profile}.toml`.
+    pub dir: PathBuf,
+    /// The profile, e.g. `development` or `production`.
+    pub profile: String,
+}
+
+impl Default for ConfigSource {
+    fn default() -> Self {
+        ConfigSource {
+            dir: PathBuf::from(std::env::var("A2A_CONFIG_DIR").unwrap_or_else(|_| "config".into())),
+            profile: std::env::var("A2A_PROFILE").unwrap_or_else(|_| "development".into()),
+        }
+    }
+}
+
+impl Settings {
+    /// Reads defaults, the two files (each optional) and the environment, then validates.
+    pub fn load(source: &ConfigSource) -> Result<Settings, ConfigError> {
+        Self::from_figment(Self::figment(&source.dir, &source.profile))
+    }
+
+    /// The layered sources, without extracting them.
+    pub fn figment(dir: &Path, profile: &str) -> Figment {
+        Figment::from(Serialized::defaults(Settings::default()))
+            .merge(Toml::file(dir.join("default.toml")))
+            .merge(Toml::file(dir.join(format!("{profile}.toml"))))
+            .merge(Env::prefixed("A2A__").split("__").lowercase(true))
+    }
+
+    /// Extracts and validates settings from any figment (tests layer their own values).
+    pub fn from_figment(figment: Figment) -> Result<Settings, ConfigError> {
+        let settings: Settings = figment
+            .extract()
+            .map_err(|e| ConfigError::Load(Box::new(e)))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// The bind address, parsed.
+    pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
+        self.server.bind.parse().map_err(|_| {
+            ConfigError::invalid(
+                "server.bind",
+                format!(
+                    "`{}` is not a socket address; write e.g. 127.0.0.1:8080 or 0.0.0.0:8080",
+                    self.server.bind
+                ),
+            )
+        })
+    }
+
+    /// Checks every value that serde could not.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bind = self.bind_addr()?;
+        if let Some(url) = &self.server.public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError::invalid(
+                "server.public_url",
+                "must be an absolute http:// or https:// URL",
+            ));
+        }
+        if self.server.max_body_bytes < 1024 {
+            return Err(ConfigError::invalid(
+                "server.max_body_bytes",
+                "must be at least 1024",
+            ));
+        }
+        if self.server.request_timeout_secs == 0 {
+            return Err(ConfigError::invalid(
+                "server.request_timeout_secs",
+                "must be at least 1",
+            ));
+        }
+        match self.auth.mode {
+            AuthMode::Hs256 => {
+                if let Some(secret) = &self.auth.hs256_secret
+                    && secret.len() < 32
+                {
+                    return Err(ConfigError::invalid(
+                        "auth.hs256_secret",
+                        "must be at least 32 characters (e.g. `openssl rand -hex 32`)",
+                    ));
+                }
+            }
+            AuthMode::Jwks => match &self.auth.jwks_url {
+                Some(url) if url.starts_with("http://") || url.starts_with("https://") => {}
+                Some(_) => {
+                    return Err(ConfigError::invalid(
+                        "auth.jwks_url",
+                        "must be an http:// or https:// URL",
+                    ));
+                }
+                None => {
+                    return Err(ConfigError::invalid(
+                        "auth.jwks_url",
+                        "is required when auth.mode is `jwks`",
+                    ));
+                }
+            },
+            AuthMode::None => {
+                if !bind.ip().is_loopback() {
+                    return Err(ConfigError::invalid(
+                        "auth.mode",
+                        format!(
+                            "`none` turns authentication off, so it is only allowed on a loopback bind address, not {bind}"
+                        ),
+                    ));
+                }
+            }
+        }
+        if self.auth.plan_claim.trim().is_empty() {
+            return Err(ConfigError::invalid("auth.plan_claim", "must name a claim"));
+        }
+        if self.store.backend == StoreBackend::Redis && self.store.redis_url.is_none() {
+            return Err(ConfigError::invalid(
+                "store.redis_url",
+                "is required when store.backend is `redis`",
+            ));
+        }
+        if let Some(url) = &self.store.redis_url
+            && redis::Client::open(url.as_str()).is_err()
+        {
+            return Err(ConfigError::invalid(
+                "store.redis_url",
+                "is not a valid Redis URL (e.g. redis://127.0.0.1:6379/0)",
+            ));
+        }
+        if self.store.task_ttl_secs == 0 {
+            return Err(ConfigError::invalid(
+                "store.task_ttl_secs",
+                "must be at least 1",
+            ));
+        }
+        if self.store.memory_max_tasks == 0 {
+            return Err(ConfigError::invalid(
+                "store.memory_max_tasks",
+                "must be at least 1",
+            ));
+        }
+        if self.liturgy.time_zone.parse::<chrono_tz::Tz>().is_err() {
+            return Err(ConfigError::invalid(
+                "liturgy.time_zone",
+                format!(
+                    "`{}` is not an IANA time zone name (e.g. Europe/Rome, America/New_York, UTC)",
+                    self.liturgy.time_zone
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The public base URL, from config or from the address actually bound.
+    pub fn public_base_url(&self, bound: SocketAddr) -> String {
+        match &self.server.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => {
+                let host = if bound.ip().is_unspecified() {
+                    "localhost".to_string()
+                } else {
+                    bound.ip().to_string()
+                };
+                let host = if bound.is_ipv6() && host != "localhost" {
+                    format!("[{host}]")
+                } else {
+                    host
+                };
+                format!("http://{host}:{}", bound.port())
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Every way a call can fail, and the one place that turns a failure into a JSON-RPC error
+//! object, an HTTP status and headers.
+
+use a2a_types::{ErrorCode, ErrorObject};
+use axum::http::StatusCode;
+
+use crate::auth::AuthError;
+
+/// A failed call.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// Bad or missing bearer token.
+    #[error("{0}")]
+    Unauthorized(AuthError),
+    /// The plan does not include A2A.
+    #[error("A2A requires a Pro, Organization or Enterprise plan")]
+    PlanRequired,
+    /// The body is not JSON.
+    #[error("{0}")]
+    Parse(String),
+    /// The body is not one valid JSON-RPC request (including wrong media type and size).
+    #[error("{message}")]
+    InvalidRequest {
+        /// What is wrong.
+        message: String,
+        /// The HTTP status: 200, or 413/415/405 for transport-level refusals.
+        status: StatusCode,
+    },
+    /// Unknown method.
+    #[error("Method not found: {0}")]
+    MethodNotFound(String),
+    /// Params do not fit the method.
+    #[error("Invalid params: {0}")]
+    InvalidParams(String),
+    /// `tasks/cancel` on a task that is already terminal.
+    #[error("Invalid state transition: the task is already {0}")]
+    InvalidStateTransition(&'static str),
+    /// Unknown, expired or foreign task.
+    #[error("Task not found: {0}")]
+    TaskNotFound(String),
+    /// Unknown `skillId`.
+    #[error("Skill not found: {requested}")]
+    SkillNotFound {
+        /// The id the client asked for.
+        requested: String,
+        /// The ids that exist.
+        available: Vec<&'static str>,
+    },
+    /// The caller's bucket is empty.
+    #[error("Rate limit exceeded for the {bucket} bucket: retry after {retry_after_secs} s")]
+    RateLimited {
+        /// Whole seconds until a call will be allowed.
+        retry_after_secs: u64,
+        /// `default` or `expensive`.
+        bucket: &'static str,
+    },
+    /// A fault of the server; the detail is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The public error code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::Unauthorized(_) => ErrorCode::Unauthorized,
+            ApiError::PlanRequired => ErrorCode::PlanRequired,
+            ApiError::Parse(_) => ErrorCode::ParseError,
+            ApiError::InvalidRequest { .. } => ErrorCode::InvalidRequest,
+            ApiError::MethodNotFound(_) => ErrorCode::MethodNotFound,
+            ApiError::InvalidParams(_) | ApiError::InvalidStateTransition(_) => {
+                ErrorCode::InvalidParams
+            }
+            ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
+            ApiError::SkillNotFound { .. } => ErrorCode::SkillNotFound,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::Internal(_) => ErrorCode::InternalError,
+        }
+    }
+
+    /// The HTTP status that mirrors the error class.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::PlanRequired => StatusCode::FORBIDDEN,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::InvalidRequest { status, .. } => *status,
+            _ => StatusCode::OK,
+        }
+    }
+
+    /// The JSON-RPC error object. `request_id` is attached to internal errors so an operator
+    /// can find the logged cause.
+    pub fn to_object(&self, request_id: &str) -> ErrorObject {
+        let code = self.code();
+        match self {
+            ApiError::Internal(_) => ErrorObject::new(
+                code,
+                "Internal error: an unexpected fault occurred; it has been logged",
+            )
+            .with_data("requestId", request_id),
+            ApiError::Unauthorized(reason) => {
+                ErrorObject::new(code, format!("Unauthorized: {reason}"))
+            }
+            ApiError::PlanRequired => ErrorObject::new(code, format!("Paid plan required: {self}")),
+            ApiError::SkillNotFound { available, .. } => ErrorObject::new(code, self.to_string())
+                .with_data("availableSkills", available.clone()),
+            ApiError::RateLimited {
+                retry_after_secs,
+                bucket,
+            } => ErrorObject::new(code, self.to_string())
+                .with_data("retryAfter", *retry_after_secs)
+                .with_data("bucket", *bucket),
+            ApiError::TaskNotFound(id) => {
+                ErrorObject::new(code, self.to_string()).with_data("taskId", id.as_str())
+            }
+            ApiError::InvalidStateTransition(state) => {
+                ErrorObject::new(code, self.to_string()).with_data("state", *state)
+            }
+            _ => ErrorObject::new(code, self.to_string()),
+        }
+    }
+
+    /// A short outcome label for metrics.
+    pub fn outcome(&self) -> &'static str {
+        self.code().name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_status() {
+        let cases = [
+            (ApiError::Unauthorized(AuthError::Missing), -32004, 401),
+            (ApiError::PlanRequired, -32005, 403),
+            (
+                ApiError::RateLimited {
+                    retry_after_secs: 3,
+                    bucket: "default",
+                },
+                -32003,
+                429,
+            ),
+            (ApiError::TaskNotFound("x".into()), -32001, 200),
+            (ApiError::InvalidStateTransition("completed"), -32602, 200),
+            (ApiError::Internal("boom".into()), -32603, 200),
+        ];
+        for (error, code, status) in cases {
+            assert_eq!(error.code().code(), code);
+            assert_eq!(error.status().as_u16(), status);
+            let object = error.to_object("req-1");
+            assert_eq!(object.data.as_ref().unwrap()["name"], error.code().name());
+        }
+        let internal = ApiError::Internal("secret detail".into()).to_object("req-9");
+        assert!(!internal.message.contains("secret"));
+        assert_eq!(internal.data.unwrap()["requestId"], "req-9");
+    }
+}

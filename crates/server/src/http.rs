@@ -1,0 +1,530 @@
+//! The HTTP face: routes, the order of checks of SPEC §2, CORS, and the mapping of a call's
+//! outcome to status, headers and a JSON-RPC body.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower_http::request_id::{
+    MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+
+use a2a_types::jsonrpc::{self, Id, Response as RpcResponse};
+use a2a_types::{AgentCapabilities, AgentCard, AgentProvider, AgentSkill};
+
+use crate::auth::{AuthError, Authenticator};
+use crate::config::Settings;
+use crate::error::ApiError;
+use crate::limits::Decision;
+use crate::metrics::Metrics;
+use crate::service::{A2aService, Reply};
+use crate::store::TaskStore;
+
+/// The JSON-RPC endpoint path.
+pub const RPC_PATH: &str = "/api/v1/a2a";
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+const EXPOSED_HEADERS: &str =
+    "Retry-After, WWW-Authenticate, RateLimit, RateLimit-Policy, X-Request-Id";
+
+/// Everything the handlers share.
+pub struct AppState {
+    /// The methods.
+    pub service: A2aService,
+    /// Token verification.
+    pub authenticator: Authenticator,
+    /// The store, for readiness.
+    pub store: Arc<dyn TaskStore>,
+    /// Metrics registry.
+    pub metrics: Arc<Metrics>,
+    /// The agent card, serialised once.
+    pub card: Bytes,
+    /// The protected-resource metadata, serialised once.
+    pub resource_metadata: Bytes,
+    /// `WWW-Authenticate` without an error, for requests without a token.
+    pub challenge: String,
+    /// Largest accepted body.
+    pub max_body_bytes: usize,
+}
+
+/// The router with every route and layer.
+pub fn router(state: Arc<AppState>) -> Router {
+    let rpc = post(rpc_handler)
+        .options(preflight)
+        .fallback(method_not_allowed);
+    Router::new()
+        .route(RPC_PATH, rpc)
+        .route("/.well-known/agent.json", get(serve_card))
+        .route("/.well-known/agent-card.json", get(serve_card))
+        .route("/.well-known/oauth-protected-resource", get(resource_metadata))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+        .layer(middleware::from_fn(allow_any_origin))
+        .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
+            let request_id = request
+                .extensions()
+                .get::<RequestId>()
+                .and_then(|id| id.header_value().to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", request_id, method = %request.method(), path = %request.uri().path())
+        }))
+        .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
+        .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
+}
+
+/// Builds the agent card from the settings and the registered skills.
+pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> AgentCard {
+    let mut bearer = serde_json::Map::new();
+    bearer.insert(
+        "bearer".into(),
+        json!({
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": format!(
+                "An OAuth-issued access token (JWT) of a paid plan, sent as `Authorization: Bearer <token>`. Discovery: {base_url}/.well-known/oauth-protected-resource"
+            ),
+        }),
+    );
+    let mut requirement = serde_json::Map::new();
+    requirement.insert("bearer".into(), json!([]));
+    let modes = vec!["text/plain".to_string(), "application/json".to_string()];
+    AgentCard {
+        protocol_version: settings.agent.protocol_version.clone(),
+        name: settings.agent.name.clone(),
+        description: settings.agent.description.clone(),
+        url: format!("{base_url}{RPC_PATH}"),
+        preferred_transport: "JSONRPC".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        provider: Some(AgentProvider {
+            organization: settings.agent.provider_organization.clone(),
+            url: settings.agent.provider_url.clone(),
+        }),
+        documentation_url: settings.agent.documentation_url.clone(),
+        capabilities: AgentCapabilities {
+            streaming: false,
+            push_notifications: false,
+            state_transition_history: true,
+        },
+        default_input_modes: modes.clone(),
+        default_output_modes: modes.clone(),
+        security_schemes: bearer,
+        security: vec![requirement],
+        skills: service
+            .skills()
+            .iter()
+            .map(|skill| {
+                let info = skill.info();
+                AgentSkill {
+                    id: info.id.into(),
+                    name: info.name.into(),
+                    description: info.description.into(),
+                    tags: info.tags.iter().map(|t| t.to_string()).collect(),
+                    examples: info.examples.iter().map(|e| e.to_string()).collect(),
+                    input_modes: modes.clone(),
+                    output_modes: modes.clone(),
+                }
+            })
+            .collect(),
+        supports_authenticated_extended_card: false,
+    }
+}
+
+/// RFC 9728 metadata: which authorization servers issue tokens for this resource.
+pub fn protected_resource_metadata(settings: &Settings, base_url: &str) -> Value {
+    let mut servers = settings.auth.authorization_servers.clone();
+    if servers.is_empty()
+        && let Some(issuer) = &settings.auth.issuer
+    {
+        servers.push(issuer.clone());
+    }
+    json!({
+        "resource": base_url,
+        "authorization_servers": servers,
+        "bearer_methods_supported": ["header"],
+        "resource_name": settings.agent.name,
+    })
+}
+
+/// The `WWW-Authenticate` challenge for requests without a token.
+pub fn challenge(base_url: &str) -> String {
+    format!(
+        "Bearer realm=\"magisterium-a2a\", resource_metadata=\"{base_url}/.well-known/oauth-protected-resource\""
+    )
+}
+
+async fn allow_any_origin(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSED_HEADERS),
+    );
+    response
+}
+
+async fn preflight() -> Response {
+    (
+        StatusCode::NO_CONTENT,
+        [
+            (header::ACCESS_CONTROL_ALLOW_METHODS, "POST, OPTIONS"),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "Content-Type, Authorization",
+            ),
+            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
+        ],
+    )
+        .into_response()
+}
+
+async fn method_not_allowed(State(state): State<Arc<AppState>>, method: Method) -> Response {
+    let error = ApiError::InvalidRequest {
+        message: format!("Invalid request: {method} is not allowed on {RPC_PATH}; use POST"),
+        status: StatusCode::METHOD_NOT_ALLOWED,
+    };
+    let mut response = error_response(&state, None, &error, "-");
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
+    response
+}
+
+async fn serve_card(State(state): State<Arc<AppState>>) -> Response {
+    json_bytes(
+        StatusCode::OK,
+        state.card.clone(),
+        Some("public, max-age=3600"),
+    )
+}
+
+async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {
+    json_bytes(
+        StatusCode::OK,
+        state.resource_metadata.clone(),
+        Some("public, max-age=3600"),
+    )
+}
+
+async fn healthz() -> Response {
+    json_bytes(
+        StatusCode::OK,
+        Bytes::from_static(br#"{"status":"ok"}"#),
+        None,
+    )
+}
+
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    match tokio::time::timeout(Duration::from_secs(2), state.store.ping()).await {
+        Ok(Ok(())) => json_bytes(
+            StatusCode::OK,
+            Bytes::from_static(br#"{"status":"ready"}"#),
+            None,
+        ),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "store not ready");
+            json_bytes(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Bytes::from_static(
+                    br#"{"status":"unavailable","reason":"task store unreachable"}"#,
+                ),
+                None,
+            )
+        }
+        Err(_) => json_bytes(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Bytes::from_static(br#"{"status":"unavailable","reason":"task store timed out"}"#),
+            None,
+        ),
+    }
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+fn json_bytes(status: StatusCode, body: Bytes, cache: Option<&'static str>) -> Response {
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(cache) = cache {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    }
+    response
+}
+
+enum BodyRead {
+    Read(Bytes),
+    TooLarge,
+    Broken,
+}
+
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> BodyRead {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return BodyRead::TooLarge;
+    }
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => BodyRead::Read(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => BodyRead::TooLarge,
+        Err(_) => BodyRead::Broken,
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The id of a body, if it parses far enough to read one.
+fn peek_id(body: &[u8]) -> Option<Id> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    match value.get("id")? {
+        Value::String(s) => Some(Id::Str(s.clone())),
+        Value::Number(n) => Some(Id::Num(n.clone())),
+        _ => None,
+    }
+}
+
+async fn rpc_handler(
+    State(state): State<Arc<AppState>>,
+    request_id: Option<axum::Extension<RequestId>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let started = Instant::now();
+    let request_id = request_id
+        .and_then(|axum::Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
+        .unwrap_or_else(|| "-".into());
+    let body = read_body(body, &headers, state.max_body_bytes).await;
+    let id_hint = match &body {
+        BodyRead::Read(bytes) => peek_id(bytes),
+        _ => None,
+    };
+
+    let principal = match state
+        .authenticator
+        .authenticate(
+            headers
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        )
+        .await
+    {
+        Ok(principal) => principal,
+        Err(error) => {
+            return finish(
+                &state,
+                "-",
+                id_hint,
+                Err(ApiError::Unauthorized(error)),
+                &request_id,
+                started,
+            );
+        }
+    };
+    if !principal.plan.allows_a2a() {
+        return finish(
+            &state,
+            "-",
+            id_hint,
+            Err(ApiError::PlanRequired),
+            &request_id,
+            started,
+        );
+    }
+    if !is_json(&headers) {
+        let error = ApiError::InvalidRequest {
+            message: "Invalid request: Content-Type must be application/json".into(),
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        };
+        return finish(&state, "-", id_hint, Err(error), &request_id, started);
+    }
+    let bytes = match body {
+        BodyRead::Read(bytes) => bytes,
+        BodyRead::TooLarge => {
+            let error = ApiError::InvalidRequest {
+                message: format!(
+                    "Invalid request: the body is larger than the limit of {} bytes",
+                    state.max_body_bytes
+                ),
+                status: StatusCode::PAYLOAD_TOO_LARGE,
+            };
+            return finish(&state, "-", None, Err(error), &request_id, started);
+        }
+        BodyRead::Broken => {
+            let error = ApiError::InvalidRequest {
+                message: "Invalid request: the body could not be read".into(),
+                status: StatusCode::BAD_REQUEST,
+            };
+            return finish(&state, "-", None, Err(error), &request_id, started);
+        }
+    };
+    let request = match jsonrpc::parse_request(&bytes) {
+        Ok(request) => request,
+        Err(envelope) => {
+            let error = match envelope.error.code {
+                -32700 => ApiError::Parse(envelope.error.message),
+                _ => ApiError::InvalidRequest {
+                    message: envelope.error.message,
+                    status: StatusCode::OK,
+                },
+            };
+            return finish(&state, "-", envelope.id, Err(error), &request_id, started);
+        }
+    };
+    tracing::debug!(method = %request.method, user = %principal.sub, plan = principal.plan.as_str(), "call");
+    let outcome = state
+        .service
+        .call(&principal, &request.method, request.params)
+        .await;
+    finish(
+        &state,
+        &request.method,
+        Some(request.id),
+        outcome,
+        &request_id,
+        started,
+    )
+}
+
+fn finish(
+    state: &AppState,
+    method: &str,
+    id: Option<Id>,
+    outcome: Result<Reply, ApiError>,
+    request_id: &str,
+    started: Instant,
+) -> Response {
+    match outcome {
+        Ok(reply) => {
+            state.metrics.request(method, "ok", started.elapsed());
+            let body = RpcResponse::success(id, reply.result);
+            let mut response = rpc_body(StatusCode::OK, &body);
+            if let Some((decision, bucket)) = reply.rate {
+                rate_headers(response.headers_mut(), decision, bucket.as_str());
+            }
+            response
+        }
+        Err(error) => {
+            state
+                .metrics
+                .request(method, error.outcome(), started.elapsed());
+            error_response(state, id, &error, request_id)
+        }
+    }
+}
+
+fn error_response(
+    state: &AppState,
+    id: Option<Id>,
+    error: &ApiError,
+    request_id: &str,
+) -> Response {
+    match error {
+        ApiError::Internal(detail) => {
+            tracing::error!(request_id, detail = %detail, "internal error")
+        }
+        other => tracing::info!(code = other.code().code(), "refused: {other}"),
+    }
+    let body = RpcResponse::failure(id, error.to_object(request_id));
+    let mut response = rpc_body(error.status(), &body);
+    let headers = response.headers_mut();
+    match error {
+        ApiError::Unauthorized(reason) => {
+            let value = www_authenticate(&state.challenge, reason);
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        ApiError::RateLimited {
+            retry_after_secs, ..
+        } => {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+        }
+        _ => {}
+    }
+    response
+}
+
+fn www_authenticate(challenge: &str, reason: &AuthError) -> String {
+    if !reason.token_presented() {
+        return challenge.to_string();
+    }
+    let description: String = reason
+        .to_string()
+        .chars()
+        .filter(|c| c.is_ascii() && !c.is_ascii_control() && *c != '"' && *c != '\\')
+        .collect();
+    format!("{challenge}, error=\"invalid_token\", error_description=\"{description}\"")
+}
+
+fn rate_headers(headers: &mut HeaderMap, decision: Decision, bucket: &str) {
+    let (limit, remaining, reset) = match decision {
+        Decision::Allowed {
+            limit,
+            remaining,
+            reset_after,
+        } => (limit, remaining, reset_after),
+        Decision::Limited { limit, retry_after } => (limit, 0, retry_after),
+    };
+    let policy = format!("\"{bucket}\";q={limit};w=60");
+    let current = format!(
+        "\"{bucket}\";r={remaining};t={}",
+        reset.as_millis().div_ceil(1000)
+    );
+    for (name, value) in [("ratelimit-policy", policy), ("ratelimit", current)] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+}
+
+fn rpc_body(status: StatusCode, body: &RpcResponse) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => json_bytes(status, Bytes::from(bytes), None),
+        Err(_) => json_bytes(
+            StatusCode::OK,
+            Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error","data":{"name":"INTERNAL_ERROR"}}}"#,
+            ),
+            None,
+        ),
+    }
+}
+
+/// The address a listener is bound to, for logs and the default public URL.
+pub fn describe_bind(addr: SocketAddr) -> String {
+    format!("http://{addr}{RPC_PATH}")
+}

@@ -1,0 +1,197 @@
+//! Per-user rate limits, one bucket per (plan, skill bucket).
+//!
+//! Only `message/send` is charged. The in-process limiter uses `governor`'s GCRA; limits are
+//! "N per minute" with a burst of N, so a user who waited a minute may send N calls at once.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter as Gcra};
+use skills::Bucket;
+
+use crate::auth::Plan;
+use crate::config::LimitSettings;
+
+/// The answer of a limiter for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The call may run.
+    Allowed {
+        /// Calls per minute of this bucket.
+        limit: u32,
+        /// Calls left in the current burst.
+        remaining: u32,
+        /// Time until the bucket is full again.
+        reset_after: Duration,
+    },
+    /// The call is refused.
+    Limited {
+        /// Calls per minute of this bucket (0: the bucket is closed for the plan).
+        limit: u32,
+        /// Time until one call will be allowed.
+        retry_after: Duration,
+    },
+}
+
+impl Decision {
+    /// `retryAfter` as sent to clients: whole seconds, rounded up, at least 1.
+    pub fn retry_after_secs(retry_after: Duration) -> u64 {
+        retry_after.as_millis().div_ceil(1000).max(1) as u64
+    }
+}
+
+/// Decides whether a user may make one more call in a bucket.
+#[async_trait]
+pub trait RateLimiter: Send + Sync {
+    /// Charges one call of `user` on `plan` to `bucket`, if allowed.
+    async fn check(&self, user: &str, plan: Plan, bucket: Bucket) -> Decision;
+}
+
+type KeyedGcra =
+    Gcra<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+
+/// The in-process limiter: exact for one replica, `N ×` the limit across `N` replicas.
+pub struct LocalLimiter {
+    buckets: HashMap<(Plan, Bucket), Option<Arc<KeyedGcra>>>,
+    limits: HashMap<(Plan, Bucket), u32>,
+}
+
+impl LocalLimiter {
+    /// One keyed GCRA per paid plan and bucket, from config.
+    pub fn new(settings: &LimitSettings) -> Self {
+        let mut buckets = HashMap::new();
+        let mut limits = HashMap::new();
+        for plan in [Plan::Pro, Plan::Organization, Plan::Enterprise] {
+            let Some(plan_limits) = settings.for_plan(plan) else {
+                continue;
+            };
+            for (bucket, per_minute) in [
+                (Bucket::Default, plan_limits.default_per_minute),
+                (Bucket::Expensive, plan_limits.expensive_per_minute),
+            ] {
+                let limiter = NonZeroU32::new(per_minute).map(|n| {
+                    Arc::new(
+                        Gcra::keyed(Quota::per_minute(n))
+                            .with_middleware::<StateInformationMiddleware>(),
+                    )
+                });
+                buckets.insert((plan, bucket), limiter);
+                limits.insert((plan, bucket), per_minute);
+            }
+        }
+        LocalLimiter { buckets, limits }
+    }
+
+    /// Drops the state of users whose buckets are full again (indistinguishable from new
+    /// users), so memory stays bounded however many users come and go.
+    pub fn forget_idle(&self) {
+        for limiter in self.buckets.values().flatten() {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+    }
+
+    /// Users with live state, across buckets (a gauge for memory).
+    pub fn tracked_keys(&self) -> usize {
+        self.buckets.values().flatten().map(|l| l.len()).sum()
+    }
+}
+
+#[async_trait]
+impl RateLimiter for LocalLimiter {
+    async fn check(&self, user: &str, plan: Plan, bucket: Bucket) -> Decision {
+        let limit = self.limits.get(&(plan, bucket)).copied().unwrap_or(0);
+        let Some(Some(limiter)) = self.buckets.get(&(plan, bucket)) else {
+            return Decision::Limited {
+                limit: 0,
+                retry_after: Duration::from_secs(60),
+            };
+        };
+        let key = user.to_string();
+        match limiter.check_key(&key) {
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                let used = limit.saturating_sub(remaining);
+                let per_call = Duration::from_secs(60) / limit.max(1);
+                Decision::Allowed {
+                    limit,
+                    remaining,
+                    reset_after: per_call * used,
+                }
+            }
+            Err(not_until) => Decision::Limited {
+                limit,
+                retry_after: not_until.wait_time_from(limiter.clock().now()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PlanLimits;
+
+    #[tokio::test]
+    async fn sixteenth_default_call_is_limited_per_user() {
+        let limiter = LocalLimiter::new(&LimitSettings::default());
+        for i in 0..15 {
+            let d = limiter.check("alice", Plan::Pro, Bucket::Default).await;
+            assert!(
+                matches!(d, Decision::Allowed { remaining, .. } if remaining == 14 - i),
+                "{d:?}"
+            );
+        }
+        let d = limiter.check("alice", Plan::Pro, Bucket::Default).await;
+        let Decision::Limited { limit, retry_after } = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(limit, 15);
+        assert_eq!(Decision::retry_after_secs(retry_after), 4);
+        assert!(matches!(
+            limiter.check("bob", Plan::Pro, Bucket::Default).await,
+            Decision::Allowed { .. }
+        ));
+        assert!(matches!(
+            limiter.check("alice", Plan::Pro, Bucket::Expensive).await,
+            Decision::Allowed { .. }
+        ));
+        assert_eq!(limiter.tracked_keys(), 3);
+    }
+
+    #[tokio::test]
+    async fn zero_closes_a_bucket() {
+        let settings = LimitSettings {
+            pro: PlanLimits {
+                default_per_minute: 0,
+                expensive_per_minute: 2,
+            },
+            ..LimitSettings::default()
+        };
+        let limiter = LocalLimiter::new(&settings);
+        assert!(matches!(
+            limiter.check("a", Plan::Pro, Bucket::Default).await,
+            Decision::Limited { limit: 0, .. }
+        ));
+        assert!(matches!(
+            limiter.check("a", Plan::Free, Bucket::Default).await,
+            Decision::Limited { .. }
+        ));
+    }
+
+    #[test]
+    fn retry_after_rounds_up() {
+        assert_eq!(Decision::retry_after_secs(Duration::from_millis(1)), 1);
+        assert_eq!(
+            Decision::retry_after_secs(Duration::from_millis(19_999)),
+            20
+        );
+        assert_eq!(Decision::retry_after_secs(Duration::ZERO), 1);
+    }
+}

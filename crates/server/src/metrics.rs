@@ -1,0 +1,166 @@
+//! Prometheus metrics of one server instance (no global registry, so tests can run several
+//! servers in one process). Labels are bounded: methods outside the known set count as `other`,
+//! and no label ever carries a user id.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::service::METHODS;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MethodLabels {
+    method: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    plan: &'static str,
+    bucket: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TaskLabels {
+    skill: String,
+    state: &'static str,
+}
+
+/// The server's counters and histograms.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<MethodLabels, Histogram>,
+    rate_limited: Family<LimitLabels, Counter>,
+    tasks: Family<TaskLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh registry with every metric registered.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("a2a");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<MethodLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.0001, 2.0, 18))
+        });
+        let rate_limited = Family::<LimitLabels, Counter>::default();
+        let tasks = Family::<TaskLabels, Counter>::default();
+        registry.register(
+            "rpc_requests",
+            "JSON-RPC calls by method and outcome",
+            requests.clone(),
+        );
+        registry.register(
+            "rpc_request_duration_seconds",
+            "JSON-RPC call latency",
+            latency.clone(),
+        );
+        registry.register(
+            "rate_limit_rejections",
+            "message/send calls refused by the rate limiter",
+            rate_limited.clone(),
+        );
+        registry.register(
+            "tasks",
+            "tasks produced by skill and final state",
+            tasks.clone(),
+        );
+        Metrics {
+            registry: Mutex::new(registry),
+            requests,
+            latency,
+            rate_limited,
+            tasks,
+        }
+    }
+
+    fn method_label(method: &str) -> &'static str {
+        METHODS
+            .into_iter()
+            .find(|m| *m == method)
+            .unwrap_or("other")
+    }
+
+    /// Counts one call and its latency.
+    pub fn request(&self, method: &str, outcome: &'static str, elapsed: Duration) {
+        let method = Self::method_label(method);
+        self.requests
+            .get_or_create(&RequestLabels { method, outcome })
+            .inc();
+        self.latency
+            .get_or_create(&MethodLabels { method })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one rate-limit rejection.
+    pub fn rate_limited(&self, plan: &'static str, bucket: &'static str) {
+        self.rate_limited
+            .get_or_create(&LimitLabels { plan, bucket })
+            .inc();
+    }
+
+    /// Counts one finished task.
+    pub fn task(&self, skill: &str, state: &'static str) {
+        self.tasks
+            .get_or_create(&TaskLabels {
+                skill: skill.to_string(),
+                state,
+            })
+            .inc();
+    }
+
+    /// The text exposition (OpenMetrics, which Prometheus scrapes).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let registry = match self.registry.lock() {
+            Ok(registry) => registry,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if encode(&mut out, &registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counts_with_bounded_labels() {
+        let m = Metrics::new();
+        m.request("tasks/get", "ok", Duration::from_millis(2));
+        m.request(
+            "evil/\"method",
+            "METHOD_NOT_FOUND",
+            Duration::from_millis(1),
+        );
+        m.rate_limited("pro", "default");
+        let text = m.render();
+        assert!(
+            text.contains(r#"a2a_rpc_requests_total{method="tasks/get",outcome="ok"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"method="other""#));
+        assert!(!text.contains("evil"));
+        assert!(text.contains(r#"a2a_rate_limit_rejections_total{plan="pro",bucket="default"} 1"#));
+    }
+}

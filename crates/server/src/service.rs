@@ -1,0 +1,398 @@
+//! The three methods, independent of HTTP: params in, task or [`ApiError`] out.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+use futures::FutureExt;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use skills::{
+    Bucket, Skill, SkillError, SkillOutput, SkillRegistry, SkillRequest, Speaker, Turn, catalog,
+};
+use uuid::Uuid;
+
+use a2a_types::{
+    Artifact, Message, MessageSendParams, Part, Role, Task, TaskIdParams, TaskQueryParams,
+    TaskState, TaskStatus,
+};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::limits::{Decision, RateLimiter};
+use crate::metrics::Metrics;
+use crate::store::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore};
+
+/// The methods this server implements.
+pub const METHODS: [&str; 3] = ["message/send", "tasks/get", "tasks/cancel"];
+
+/// What a successful call returns, with the rate-limit decision when one was charged.
+pub struct Reply {
+    /// The JSON-RPC `result`.
+    pub result: Value,
+    /// The decision and bucket of a charged `message/send`, for the `RateLimit` headers.
+    pub rate: Option<(Decision, Bucket)>,
+}
+
+/// The A2A methods over a skill registry, a store and a limiter.
+pub struct A2aService {
+    skills: SkillRegistry,
+    store: Arc<dyn TaskStore>,
+    limiter: Arc<dyn RateLimiter>,
+    metrics: Arc<Metrics>,
+    skill_timeout: Duration,
+    context_history_tasks: usize,
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+impl A2aService {
+    /// Wires the parts together.
+    pub fn new(
+        skills: SkillRegistry,
+        store: Arc<dyn TaskStore>,
+        limiter: Arc<dyn RateLimiter>,
+        metrics: Arc<Metrics>,
+        skill_timeout: Duration,
+        context_history_tasks: usize,
+    ) -> Self {
+        A2aService {
+            skills,
+            store,
+            limiter,
+            metrics,
+            skill_timeout,
+            context_history_tasks,
+        }
+    }
+
+    /// The registry, for the agent card.
+    pub fn skills(&self) -> &SkillRegistry {
+        &self.skills
+    }
+
+    /// Runs one method for an authenticated caller.
+    pub async fn call(
+        &self,
+        principal: &Principal,
+        method: &str,
+        params: Value,
+    ) -> Result<Reply, ApiError> {
+        match method {
+            "message/send" => {
+                let (task, rate) = self.send(principal, parse_params(params)?).await?;
+                Ok(Reply {
+                    result: to_value(&task)?,
+                    rate,
+                })
+            }
+            "tasks/get" => {
+                let params: TaskQueryParams = parse_params(params)?;
+                let mut task = self.owned_task(principal, &params.id).await?;
+                if let Some(length) = params.history_length {
+                    task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
+                }
+                Ok(Reply {
+                    result: to_value(&task)?,
+                    rate: None,
+                })
+            }
+            "tasks/cancel" => {
+                let params: TaskIdParams = parse_params(params)?;
+                let task = self.owned_task(principal, &params.id).await?;
+                // Every stored task is terminal: skills run synchronously.
+                Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
+            }
+            other => Err(ApiError::MethodNotFound(other.to_string())),
+        }
+    }
+
+    async fn owned_task(&self, principal: &Principal, id: &str) -> Result<Task, ApiError> {
+        self.store
+            .get(&Owner::of(&principal.sub), id)
+            .await?
+            .ok_or_else(|| ApiError::TaskNotFound(id.to_string()))
+    }
+
+    async fn send(
+        &self,
+        principal: &Principal,
+        params: MessageSendParams,
+    ) -> Result<(Task, Option<(Decision, Bucket)>), ApiError> {
+        let message = params.message;
+        validate_user_message(&message)?;
+        let skill = self.skill_for(&message)?;
+        let owner = Owner::of(&principal.sub);
+        let fingerprint = fingerprint(&message)?;
+
+        if let Some(record) = self.store.message(&owner, &message.message_id).await? {
+            return self
+                .replay(&owner, &record, &fingerprint, &message.message_id)
+                .await
+                .map(|t| (t, None));
+        }
+
+        let continued = match &message.task_id {
+            Some(id) => Some(
+                self.store
+                    .get(&owner, id)
+                    .await?
+                    .ok_or_else(|| ApiError::TaskNotFound(id.clone()))?,
+            ),
+            None => None,
+        };
+        if let (Some(task), Some(context_id)) = (&continued, &message.context_id)
+            && &task.context_id != context_id
+        {
+            return Err(ApiError::InvalidParams(format!(
+                "message.contextId `{context_id}` does not match the context of task `{}`",
+                task.id
+            )));
+        }
+
+        let bucket = skill.info().bucket;
+        let decision = self
+            .limiter
+            .check(&principal.sub, principal.plan, bucket)
+            .await;
+        if let Decision::Limited { retry_after, .. } = decision {
+            self.metrics
+                .rate_limited(principal.plan.as_str(), bucket.as_str());
+            return Err(ApiError::RateLimited {
+                retry_after_secs: Decision::retry_after_secs(retry_after),
+                bucket: bucket.as_str(),
+            });
+        }
+
+        let context_id = continued
+            .as_ref()
+            .map(|t| t.context_id.clone())
+            .or_else(|| message.context_id.clone())
+            .unwrap_or_else(|| Uuid::new_v4().to_string());
+        let history = match &continued {
+            Some(task) => turns(&task.history),
+            None if message.context_id.is_some() => self
+                .store
+                .context(&owner, &context_id, self.context_history_tasks)
+                .await?
+                .iter()
+                .flat_map(|t| turns(&t.history))
+                .collect(),
+            None => Vec::new(),
+        };
+
+        let request = SkillRequest {
+            text: message.text(),
+            data: merged_data(&message),
+            history,
+            now: Utc::now(),
+        };
+        let outcome = self.run(skill.as_ref(), request).await?;
+        let message_id = message.message_id.clone();
+        let is_new = continued.is_none();
+        let task = build_task(message, continued, context_id, skill.info().id, outcome);
+        self.metrics
+            .task(skill.info().id, task.status.state.as_str());
+
+        let record = MessageRecord {
+            fingerprint,
+            task_id: task.id.clone(),
+        };
+        match self
+            .store
+            .save(&owner, &task, &message_id, &record, is_new)
+            .await?
+        {
+            SaveOutcome::Saved => Ok((task, Some((decision, bucket)))),
+            SaveOutcome::Duplicate(existing) => self
+                .replay(&owner, &existing, &record.fingerprint, &message_id)
+                .await
+                .map(|t| (t, Some((decision, bucket)))),
+        }
+    }
+
+    /// Answers a retried message id with the task it produced, or refuses a reused id.
+    async fn replay(
+        &self,
+        owner: &Owner,
+        record: &MessageRecord,
+        fingerprint: &str,
+        message_id: &str,
+    ) -> Result<Task, ApiError> {
+        if record.fingerprint != fingerprint {
+            return Err(ApiError::InvalidParams(format!(
+                "messageId `{message_id}` was already used for a different message; a messageId names one message, so send a new id"
+            )));
+        }
+        self.store
+            .get(owner, &record.task_id)
+            .await?
+            .ok_or_else(|| ApiError::TaskNotFound(record.task_id.clone()))
+    }
+
+    fn skill_for(&self, message: &Message) -> Result<&Arc<dyn Skill>, ApiError> {
+        let requested = match message.metadata.as_ref().and_then(|m| m.get("skillId")) {
+            None | Some(Value::Null) => catalog::DEFAULT_SKILL_ID,
+            Some(Value::String(id)) => id.as_str(),
+            Some(_) => {
+                return Err(ApiError::InvalidParams(
+                    "message.metadata.skillId must be a string".into(),
+                ));
+            }
+        };
+        self.skills
+            .get(requested)
+            .ok_or_else(|| ApiError::SkillNotFound {
+                requested: requested.to_string(),
+                available: self.skills.ids(),
+            })
+    }
+
+    async fn run(
+        &self,
+        skill: &dyn Skill,
+        request: SkillRequest,
+    ) -> Result<Result<SkillOutput, String>, ApiError> {
+        let id = skill.info().id;
+        let guarded = AssertUnwindSafe(skill.run(request)).catch_unwind();
+        match tokio::time::timeout(self.skill_timeout, guarded).await {
+            Err(_) => Ok(Err(format!(
+                "The skill `{id}` did not finish within {} seconds. Please try again later.",
+                self.skill_timeout.as_secs()
+            ))),
+            Ok(Err(_panic)) => Err(ApiError::Internal(format!("skill `{id}` panicked"))),
+            Ok(Ok(Err(SkillError::Internal(detail)))) => {
+                Err(ApiError::Internal(format!("skill `{id}`: {detail}")))
+            }
+            Ok(Ok(Err(SkillError::Failed(reason)))) => Ok(Err(reason)),
+            Ok(Ok(Ok(output))) => Ok(Ok(output)),
+        }
+    }
+}
+
+fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
+    if !params.is_object() {
+        return Err(ApiError::InvalidParams("params must be an object".into()));
+    }
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ApiError::InvalidParams(inner.to_string())
+        } else {
+            ApiError::InvalidParams(format!("{path}: {inner}"))
+        }
+    })
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+fn validate_user_message(message: &Message) -> Result<(), ApiError> {
+    let invalid = |why: &str| Err(ApiError::InvalidParams(why.to_string()));
+    if message.kind != "message" {
+        return invalid("message.kind must be \"message\"");
+    }
+    if message.role != Role::User {
+        return invalid("message.role must be \"user\"");
+    }
+    if message.message_id.trim().is_empty() {
+        return invalid("message.messageId must be a non-empty string");
+    }
+    if message.parts.is_empty() {
+        return invalid("message.parts must hold at least one text or data part");
+    }
+    if message.parts.iter().any(|p| matches!(p, Part::File { .. })) {
+        return invalid("file parts are not supported; send text or data parts");
+    }
+    Ok(())
+}
+
+/// A hash of the message as the server understood it (unknown fields dropped, keys sorted).
+fn fingerprint(message: &Message) -> Result<String, ApiError> {
+    let bytes = serde_json::to_vec(message).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(hex::encode(&Sha256::digest(&bytes)[..16]))
+}
+
+fn merged_data(message: &Message) -> Map<String, Value> {
+    let mut data = Map::new();
+    for part in &message.parts {
+        if let Part::Data { data: fields, .. } = part {
+            data.extend(fields.clone());
+        }
+    }
+    data
+}
+
+fn turns(history: &[Message]) -> Vec<Turn> {
+    history
+        .iter()
+        .map(|m| Turn {
+            speaker: match m.role {
+                Role::User => Speaker::User,
+                Role::Agent => Speaker::Agent,
+            },
+            text: m.text(),
+        })
+        .collect()
+}
+
+fn now_timestamp() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn build_task(
+    mut message: Message,
+    continued: Option<Task>,
+    context_id: String,
+    skill_id: &str,
+    outcome: Result<SkillOutput, String>,
+) -> Task {
+    let task_id = continued
+        .as_ref()
+        .map(|t| t.id.clone())
+        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    message.task_id = Some(task_id.clone());
+    message.context_id = Some(context_id.clone());
+    let mut history = continued.map(|t| t.history).unwrap_or_default();
+    history.push(message);
+
+    let (state, reply, artifacts) = match outcome {
+        Ok(output) => {
+            let artifact = Artifact {
+                artifact_id: Uuid::new_v4().to_string(),
+                name: Some(output.artifact_name.to_string()),
+                parts: vec![Part::text(output.text.clone()), Part::data(output.data)],
+            };
+            (TaskState::Completed, output.text, vec![artifact])
+        }
+        Err(reason) => (TaskState::Failed, reason, Vec::new()),
+    };
+    let mut agent = Message::agent_text(Uuid::new_v4().to_string(), reply);
+    agent.task_id = Some(task_id.clone());
+    agent.context_id = Some(context_id.clone());
+    history.push(agent.clone());
+
+    let mut metadata = Map::new();
+    metadata.insert("skillId".into(), Value::String(skill_id.to_string()));
+    Task {
+        kind: "task".into(),
+        id: task_id,
+        context_id,
+        status: TaskStatus {
+            state,
+            message: (state == TaskState::Failed).then_some(agent),
+            timestamp: Some(now_timestamp()),
+        },
+        artifacts,
+        history,
+        metadata: Some(metadata),
+    }
+}

@@ -1,0 +1,142 @@
+//! The embedded task store: in-process, bounded, with a TTL. Nothing to install; tasks vanish
+//! when the process stops.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moka::future::Cache;
+
+use a2a_types::Task;
+
+use super::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore, short_hash};
+
+/// Tasks, message ids and contexts in three TTL caches (moka), each bounded in entries.
+pub struct MemoryStore {
+    tasks: Cache<String, Arc<Task>>,
+    messages: Cache<String, MessageRecord>,
+    contexts: Cache<String, Arc<Vec<String>>>,
+    context_cap: usize,
+}
+
+impl MemoryStore {
+    /// A store keeping each entry for `ttl`, and at most `max_tasks` tasks (least recently used
+    /// first out beyond that).
+    pub fn new(ttl: Duration, max_tasks: u64) -> Self {
+        MemoryStore {
+            tasks: Cache::builder()
+                .max_capacity(max_tasks)
+                .time_to_live(ttl)
+                .build(),
+            messages: Cache::builder()
+                .max_capacity(max_tasks)
+                .time_to_live(ttl)
+                .build(),
+            contexts: Cache::builder()
+                .max_capacity(max_tasks)
+                .time_to_live(ttl)
+                .build(),
+            context_cap: 100,
+        }
+    }
+
+    fn task_key(owner: &Owner, task_id: &str) -> String {
+        format!("{}:{task_id}", owner.as_str())
+    }
+
+    fn message_key(owner: &Owner, message_id: &str) -> String {
+        format!("{}:{}", owner.as_str(), short_hash(message_id))
+    }
+
+    fn context_key(owner: &Owner, context_id: &str) -> String {
+        format!("{}:{}", owner.as_str(), short_hash(context_id))
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError> {
+        Ok(self
+            .tasks
+            .get(&Self::task_key(owner, task_id))
+            .await
+            .map(|task| task.as_ref().clone()))
+    }
+
+    async fn message(
+        &self,
+        owner: &Owner,
+        message_id: &str,
+    ) -> Result<Option<MessageRecord>, StoreError> {
+        Ok(self
+            .messages
+            .get(&Self::message_key(owner, message_id))
+            .await)
+    }
+
+    async fn save(
+        &self,
+        owner: &Owner,
+        task: &Task,
+        message_id: &str,
+        record: &MessageRecord,
+        new_in_context: bool,
+    ) -> Result<SaveOutcome, StoreError> {
+        let entry = self
+            .messages
+            .entry(Self::message_key(owner, message_id))
+            .or_insert_with(async { record.clone() })
+            .await;
+        if !entry.is_fresh() {
+            return Ok(SaveOutcome::Duplicate(entry.into_value()));
+        }
+        self.tasks
+            .insert(Self::task_key(owner, &task.id), Arc::new(task.clone()))
+            .await;
+        let cap = self.context_cap;
+        let task_id = task.id.clone();
+        self.contexts
+            .entry(Self::context_key(owner, &task.context_id))
+            .and_upsert_with(|existing| async move {
+                let mut ids = existing
+                    .map(|e| e.into_value().as_ref().clone())
+                    .unwrap_or_default();
+                if new_in_context {
+                    ids.push(task_id);
+                    if ids.len() > cap {
+                        ids.drain(..ids.len() - cap);
+                    }
+                }
+                Arc::new(ids)
+            })
+            .await;
+        Ok(SaveOutcome::Saved)
+    }
+
+    async fn context(
+        &self,
+        owner: &Owner,
+        context_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Task>, StoreError> {
+        let Some(ids) = self
+            .contexts
+            .get(&Self::context_key(owner, context_id))
+            .await
+        else {
+            return Ok(Vec::new());
+        };
+        let mut tasks = Vec::new();
+        for id in ids.iter().rev().take(limit) {
+            if let Some(task) = self.get(owner, id).await? {
+                tasks.push(task);
+            }
+        }
+        tasks.reverse();
+        Ok(tasks)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,151 @@
+//! Where finished tasks are kept for their TTL, scoped to their owner.
+//!
+//! A task is stored once, when it is terminal. Beside it the store keeps two indexes: the
+//! client's `messageId` → task (so a retried send returns the same task instead of running the
+//! skill again), and `contextId` → tasks (so a follow-up question sees the earlier turns).
+
+mod memory;
+mod redis;
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+
+use a2a_types::Task;
+
+pub use memory::MemoryStore;
+pub use redis::{RedisStore, apply_migrations, connect as redis_connection};
+
+/// A hashed, fixed-length owner id: keys never carry the raw `sub` (which may hold any
+/// characters, including Redis hash-tag braces, and may be personal data).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Owner(String);
+
+impl Owner {
+    /// The owner key of a token subject.
+    pub fn of(sub: &str) -> Self {
+        Owner(short_hash(sub))
+    }
+
+    /// The hashed form.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// 128 bits of SHA-256, hex: collision-free in practice, short in keys.
+pub fn short_hash(value: &str) -> String {
+    let digest = Sha256::digest(value.as_bytes());
+    hex::encode(&digest[..16])
+}
+
+/// What the store remembers about a client message id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageRecord {
+    /// A hash of the whole message as first sent: a retry must be the same message.
+    pub fingerprint: String,
+    /// The task the message produced.
+    pub task_id: String,
+}
+
+impl MessageRecord {
+    fn encode(&self) -> String {
+        format!("{}:{}", self.fingerprint, self.task_id)
+    }
+
+    fn decode(raw: &str) -> Option<Self> {
+        let (fingerprint, task_id) = raw.split_once(':')?;
+        Some(MessageRecord {
+            fingerprint: fingerprint.into(),
+            task_id: task_id.into(),
+        })
+    }
+}
+
+/// The result of saving a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SaveOutcome {
+    /// The task was stored.
+    Saved,
+    /// Another request with the same message id got there first; its record is returned so
+    /// the caller answers with that task.
+    Duplicate(MessageRecord),
+}
+
+/// Why the store failed. Answered as an internal error; the text goes to the logs only.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Redis did not answer or refused.
+    #[error("redis: {0}")]
+    Redis(#[from] ::redis::RedisError),
+    /// A stored value could not be read back.
+    #[error("corrupt stored value: {0}")]
+    Corrupt(String),
+    /// Redis' schema is newer than this server understands.
+    #[error("the store's schema version {found} is newer than this server's {supported}")]
+    SchemaTooNew {
+        /// Version recorded in Redis.
+        found: i64,
+        /// Highest version this build knows.
+        supported: i64,
+    },
+}
+
+/// A task store backend.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// The owner's task with this id, if it exists and has not expired.
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError>;
+
+    /// What the owner's message id produced, if it was seen within the TTL.
+    async fn message(
+        &self,
+        owner: &Owner,
+        message_id: &str,
+    ) -> Result<Option<MessageRecord>, StoreError>;
+
+    /// Stores a terminal task with its message record (only if the message id is new), and
+    /// appends it to its context when `new_in_context`. The TTL starts again.
+    async fn save(
+        &self,
+        owner: &Owner,
+        task: &Task,
+        message_id: &str,
+        record: &MessageRecord,
+        new_in_context: bool,
+    ) -> Result<SaveOutcome, StoreError>;
+
+    /// The owner's most recent tasks of a context, oldest first, at most `limit`.
+    async fn context(
+        &self,
+        owner: &Owner,
+        context_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Task>, StoreError>;
+
+    /// Whether the backend answers (readiness).
+    async fn ping(&self) -> Result<(), StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_hash_is_stable_and_opaque() {
+        let a = Owner::of("user{1}");
+        assert_eq!(a, Owner::of("user{1}"));
+        assert_ne!(a, Owner::of("user{2}"));
+        assert_eq!(a.as_str().len(), 32);
+        assert!(!a.as_str().contains('{'));
+    }
+
+    #[test]
+    fn message_record_round_trip() {
+        let r = MessageRecord {
+            fingerprint: "ab".into(),
+            task_id: "t-1:x".into(),
+        };
+        assert_eq!(MessageRecord::decode(&r.encode()), Some(r));
+        assert_eq!(MessageRecord::decode("nocolon"), None);
+    }
+}

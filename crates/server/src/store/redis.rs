@@ -1,0 +1,188 @@
+//! The shared task store: Redis, so that replicas see each other's tasks and tasks survive a
+//! restart of the server. One reconnecting multiplexed connection; each save is one atomic
+//! script call; every key of a user carries the same hash tag (one Redis Cluster slot).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Script, Value};
+
+use a2a_types::Task;
+
+use super::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore, short_hash};
+
+const SCHEMA_KEY: &str = "a2a:v1:schema";
+const CONTEXT_CAP: usize = 100;
+
+/// The numbered migrations, in order (see `migrations/README.md`).
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    include_str!("../../../../migrations/0001_initial_layout.lua"),
+)];
+
+/// Tasks in Redis with `SET … EX`.
+pub struct RedisStore {
+    connection: ConnectionManager,
+    ttl_secs: u64,
+    save_script: Script,
+}
+
+impl RedisStore {
+    /// Connects (failing fast when Redis is unreachable) and applies pending migrations.
+    pub async fn connect(url: &str, ttl: Duration) -> Result<Self, StoreError> {
+        let connection = connect(url).await?;
+        apply_migrations(&mut connection.clone()).await?;
+        Ok(RedisStore {
+            connection,
+            ttl_secs: ttl.as_secs().max(1),
+            save_script: Script::new(include_str!("../../../../migrations/scripts/save_task.lua")),
+        })
+    }
+
+    fn key(owner: &Owner, kind: &str, id: &str) -> String {
+        format!("a2a:v1:{{o:{}}}:{kind}:{id}", owner.as_str())
+    }
+
+    fn decode(raw: &str) -> Result<Task, StoreError> {
+        serde_json::from_str(raw).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+}
+
+/// A reconnecting connection with timeouts short enough that a stalled Redis turns into an
+/// error quickly instead of a hung request.
+pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
+    let client = redis::Client::open(url)?;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)))
+        .set_number_of_retries(2);
+    Ok(client.get_connection_manager_with_config(config).await?)
+}
+
+/// Applies every migration newer than the recorded schema version; returns the version after.
+/// Each migration raises the version atomically, so concurrent callers are harmless.
+pub async fn apply_migrations(connection: &mut ConnectionManager) -> Result<i64, StoreError> {
+    let supported = MIGRATIONS.last().map_or(0, |(v, _)| *v);
+    let current: Option<i64> = redis::cmd("GET")
+        .arg(SCHEMA_KEY)
+        .query_async(connection)
+        .await?;
+    let current = current.unwrap_or(0);
+    if current > supported {
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            supported,
+        });
+    }
+    let mut version = current;
+    for (number, source) in MIGRATIONS {
+        if *number > version {
+            version = Script::new(source)
+                .key(SCHEMA_KEY)
+                .invoke_async(connection)
+                .await?;
+            tracing::info!(version, "applied Redis migration");
+        }
+    }
+    Ok(version)
+}
+
+#[async_trait]
+impl TaskStore for RedisStore {
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError> {
+        let raw: Option<String> = redis::cmd("GET")
+            .arg(Self::key(owner, "task", task_id))
+            .query_async(&mut self.connection.clone())
+            .await?;
+        raw.as_deref().map(Self::decode).transpose()
+    }
+
+    async fn message(
+        &self,
+        owner: &Owner,
+        message_id: &str,
+    ) -> Result<Option<MessageRecord>, StoreError> {
+        let raw: Option<String> = redis::cmd("GET")
+            .arg(Self::key(owner, "msg", &short_hash(message_id)))
+            .query_async(&mut self.connection.clone())
+            .await?;
+        match raw {
+            None => Ok(None),
+            Some(raw) => MessageRecord::decode(&raw)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt("message record".into())),
+        }
+    }
+
+    async fn save(
+        &self,
+        owner: &Owner,
+        task: &Task,
+        message_id: &str,
+        record: &MessageRecord,
+        new_in_context: bool,
+    ) -> Result<SaveOutcome, StoreError> {
+        let json = serde_json::to_string(task).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let reply: Vec<Value> = self
+            .save_script
+            .key(Self::key(owner, "msg", &short_hash(message_id)))
+            .key(Self::key(owner, "task", &task.id))
+            .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
+            .arg(record.encode())
+            .arg(json)
+            .arg(self.ttl_secs)
+            .arg(&task.id)
+            .arg(if new_in_context { "1" } else { "0" })
+            .arg(CONTEXT_CAP)
+            .invoke_async(&mut self.connection.clone())
+            .await?;
+        match reply.as_slice() {
+            [Value::Int(1)] => Ok(SaveOutcome::Saved),
+            [Value::Int(0), existing] => {
+                let raw: String = redis::from_redis_value(existing.clone())
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                MessageRecord::decode(&raw)
+                    .map(SaveOutcome::Duplicate)
+                    .ok_or_else(|| StoreError::Corrupt("message record".into()))
+            }
+            other => Err(StoreError::Corrupt(format!(
+                "unexpected save reply {other:?}"
+            ))),
+        }
+    }
+
+    async fn context(
+        &self,
+        owner: &Owner,
+        context_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Task>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut connection = self.connection.clone();
+        let ids: Vec<String> = redis::cmd("LRANGE")
+            .arg(Self::key(owner, "ctx", &short_hash(context_id)))
+            .arg(-(limit as i64))
+            .arg(-1)
+            .query_async(&mut connection)
+            .await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = ids.iter().map(|id| Self::key(owner, "task", id)).collect();
+        let raws: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(&keys)
+            .query_async(&mut connection)
+            .await?;
+        raws.iter().flatten().map(|raw| Self::decode(raw)).collect()
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let _: String = redis::cmd("PING")
+            .query_async(&mut self.connection.clone())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,355 @@
+//! Spawns the real application on a random loopback port, a real `redis-server` on a free port
+//! in a temp dir, and a real JWKS server; talks HTTP to them.
+
+use std::net::TcpListener as StdListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use magisterium_a2a::app::{Application, skill_registry};
+use magisterium_a2a::auth::{Plan, mint_hs256};
+use magisterium_a2a::config::{Settings, StoreBackend};
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::{Map, Value, json};
+use skills::{
+    Bucket, Skill, SkillError, SkillInfo, SkillOutput, SkillRegistry, SkillRequest, SkillSettings,
+};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+/// The HS256 secret every test app uses.
+pub const SECRET: &str = "test-secret-0123456789abcdef0123456789";
+
+/// A running server.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub settings: Settings,
+    shutdown: Option<oneshot::Sender<()>>,
+    _data: TempDir,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// A response, split for assertions.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    /// `error.code`, or 0 on success.
+    pub fn code(&self) -> i64 {
+        self.body["error"]["code"].as_i64().unwrap_or(0)
+    }
+
+    /// The result object.
+    pub fn result(&self) -> &Value {
+        assert!(
+            self.body.get("error").is_none(),
+            "unexpected error: {}",
+            self.body
+        );
+        &self.body["result"]
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Settings for a test server: loopback port 0, fixed secret, memory store.
+pub fn test_settings() -> Settings {
+    let mut settings = Settings::default();
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.auth.hs256_secret = Some(SECRET.into());
+    settings
+}
+
+/// Skills used only by the tests, beside the five real ones: they make the success, panic and
+/// slow paths reachable without depending on any data.
+pub struct TestSkill {
+    info: SkillInfo,
+}
+
+pub const ECHO: SkillInfo = SkillInfo {
+    id: "test_echo",
+    name: "Echo",
+    description: "Echoes the text, data and history it was given.",
+    tags: &["test"],
+    examples: &["hello"],
+    bucket: Bucket::Default,
+};
+pub const EXPENSIVE_ECHO: SkillInfo = SkillInfo {
+    id: "test_expensive_echo",
+    bucket: Bucket::Expensive,
+    ..ECHO
+};
+pub const PANIC: SkillInfo = SkillInfo {
+    id: "test_panic",
+    bucket: Bucket::Expensive,
+    ..ECHO
+};
+pub const SLOW: SkillInfo = SkillInfo {
+    id: "test_slow",
+    ..ECHO
+};
+pub const FAIL: SkillInfo = SkillInfo {
+    id: "test_fail",
+    ..ECHO
+};
+
+#[async_trait]
+impl Skill for TestSkill {
+    fn info(&self) -> &SkillInfo {
+        &self.info
+    }
+
+    async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError> {
+        match self.info.id {
+            "test_panic" => panic!("test skill panics on purpose"),
+            "test_slow" => {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Err(SkillError::Failed("too late".into()))
+            }
+            "test_fail" => Err(SkillError::Failed(format!("cannot do `{}`", request.text))),
+            _ => {
+                let mut data = Map::new();
+                data.insert("text".into(), json!(request.text));
+                data.insert("data".into(), Value::Object(request.data.clone()));
+                data.insert(
+                    "history".into(),
+                    json!(
+                        request
+                            .history
+                            .iter()
+                            .map(|t| t.text.clone())
+                            .collect::<Vec<_>>()
+                    ),
+                );
+                Ok(SkillOutput {
+                    artifact_name: "echo",
+                    text: format!("echo: {}", request.text),
+                    data,
+                })
+            }
+        }
+    }
+}
+
+/// The real registry plus the test skills.
+pub fn registry(settings: &Settings) -> SkillRegistry {
+    let mut registry = skill_registry(&SkillSettings {
+        data_dir: settings.data.dir.clone(),
+        liturgy: settings.liturgy.clone(),
+    });
+    for info in [ECHO, EXPENSIVE_ECHO, PANIC, SLOW, FAIL] {
+        registry.register(Arc::new(TestSkill { info }));
+    }
+    registry
+}
+
+/// Starts a server with `customize` applied to the test settings.
+pub async fn spawn_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
+    magisterium_a2a::app::install_tls_provider();
+    let data = TempDir::new().expect("temp dir");
+    let mut settings = test_settings();
+    settings.data.dir = data.path().to_path_buf();
+    customize(&mut settings);
+    let skills = registry(&settings);
+    let app = Application::build_with_skills(settings.clone(), skills)
+        .await
+        .expect("the test server starts");
+    let base = format!("http://{}", app.local_addr());
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(app.run_until(async {
+        let _ = rx.await;
+    }));
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        settings,
+        shutdown: Some(tx),
+        _data: data,
+    }
+}
+
+impl TestApp {
+    /// A token for `sub` on `plan`, signed with the app's secret and claims.
+    pub fn token(&self, sub: &str, plan: Plan) -> String {
+        mint_hs256(
+            &self.settings.auth,
+            SECRET,
+            sub,
+            plan,
+            Duration::from_secs(600),
+        )
+        .expect("token")
+    }
+
+    /// POSTs raw bytes with headers.
+    pub async fn post_raw(
+        &self,
+        token: Option<&str>,
+        content_type: Option<&str>,
+        body: impl Into<reqwest::Body>,
+    ) -> Reply {
+        let mut request = self
+            .client
+            .post(format!("{}/api/v1/a2a", self.base))
+            .body(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        into_reply(request.send().await.expect("request")).await
+    }
+
+    /// POSTs a JSON-RPC body.
+    pub async fn rpc(&self, token: Option<&str>, body: &Value) -> Reply {
+        self.post_raw(token, Some("application/json"), body.to_string())
+            .await
+    }
+
+    /// `message/send` of one text part to a skill, with a fresh message id.
+    pub async fn send(&self, token: &str, skill: &str, text: &str) -> Reply {
+        self.rpc(Some(token), &send_body(skill, text, &uuid()))
+            .await
+    }
+
+    /// A GET.
+    pub async fn get(&self, path: &str) -> Reply {
+        into_reply(
+            self.client
+                .get(format!("{}{path}", self.base))
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+}
+
+async fn into_reply(response: reqwest::Response) -> Reply {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// A fresh id.
+pub fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A `message/send` request body.
+pub fn send_body(skill: &str, text: &str, message_id: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": message_id, "role": "user",
+        "parts": [{"kind": "text", "text": text}], "metadata": {"skillId": skill}}}})
+}
+
+/// A JSON-RPC request body.
+pub fn call(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": "req-1", "method": method, "params": params})
+}
+
+/// A `redis-server` of our own, on a free loopback port, killed on drop.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    _dir: TempDir,
+}
+
+impl RedisServer {
+    /// Starts one and waits until it answers. A missing binary is a loud failure.
+    pub fn start() -> RedisServer {
+        Self::start_with(&[])
+    }
+
+    /// Starts one with extra arguments (e.g. append-only persistence).
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        let dir = TempDir::new().expect("temp dir");
+        let port = free_port();
+        Self::spawn(dir, port, extra)
+    }
+
+    fn spawn(dir: TempDir, port: u16, extra: &[&str]) -> RedisServer {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(extra)
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start `redis-server` ({e}). The Redis tests need it: install it with `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis` (macOS), or run scripts/test, which installs it"
+                )
+            });
+        let server = RedisServer {
+            child,
+            port,
+            _dir: dir,
+        };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&self) {
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("redis-server on port {} did not start", self.port);
+    }
+
+    /// The URL to give the server.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Settings customiser for the Redis store.
+pub fn with_redis(url: String) -> impl FnOnce(&mut Settings) {
+    move |s: &mut Settings| {
+        s.store.backend = StoreBackend::Redis;
+        s.store.redis_url = Some(url);
+    }
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests: the real server on a random loopback port, spoken to over HTTP.
+
+mod auth;
+mod bad_input;
+mod errors;
+mod helpers;
+mod limits;
+mod operations;
+mod stores;

@@ -1,0 +1,282 @@
+//! The agent card, discovery metadata, CORS, health, metrics, configuration, and the binary's
+//! own commands (serve, token) as the README walks through them.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use magisterium_a2a::auth::Plan;
+use serde_json::{Value, json};
+
+use crate::helpers::{call, send_body, spawn_app, uuid};
+
+fn header_set(value: &str) -> BTreeSet<String> {
+    value
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_card_is_public_cached_and_complete() {
+    let app = spawn_app(|_| {}).await;
+    let legacy = app.get("/.well-known/agent.json").await;
+    let current = app.get("/.well-known/agent-card.json").await;
+    assert_eq!(legacy.status.as_u16(), 200);
+    assert_eq!(legacy.body, current.body);
+    assert_eq!(legacy.header("cache-control"), Some("public, max-age=3600"));
+    assert_eq!(legacy.header("access-control-allow-origin"), Some("*"));
+    let card = &legacy.body;
+    assert_eq!(card["protocolVersion"], "0.3.0");
+    assert_eq!(card["preferredTransport"], "JSONRPC");
+    assert_eq!(card["url"], format!("{}/api/v1/a2a", app.base));
+    assert_eq!(
+        card["capabilities"],
+        json!({"streaming": false, "pushNotifications": false, "stateTransitionHistory": true})
+    );
+    assert_eq!(card["securitySchemes"]["bearer"]["scheme"], "bearer");
+    assert_eq!(card["security"], json!([{"bearer": []}]));
+    let ids: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "catholic_qa",
+        "document_search",
+        "document_fetch",
+        "liturgical_readings",
+        "saints_of_the_day",
+    ] {
+        assert!(ids.contains(&id), "{id}");
+    }
+    for skill in card["skills"].as_array().unwrap() {
+        for field in [
+            "name",
+            "description",
+            "tags",
+            "examples",
+            "inputModes",
+            "outputModes",
+        ] {
+            assert!(skill.get(field).is_some(), "{} has {field}", skill["id"]);
+        }
+    }
+    for field in [
+        "name",
+        "description",
+        "version",
+        "defaultInputModes",
+        "defaultOutputModes",
+    ] {
+        assert!(card.get(field).is_some(), "{field}");
+    }
+}
+
+#[tokio::test]
+async fn the_card_follows_configuration() {
+    let app = spawn_app(|s| {
+        s.agent.protocol_version = "0.2.6".into();
+        s.server.public_url = Some("https://a2a.example.org/".into());
+    })
+    .await;
+    let card = app.get("/.well-known/agent.json").await.body;
+    assert_eq!(card["protocolVersion"], "0.2.6");
+    assert_eq!(card["url"], "https://a2a.example.org/api/v1/a2a");
+    let resource = app.get("/.well-known/oauth-protected-resource").await;
+    assert_eq!(resource.body["resource"], "https://a2a.example.org");
+    assert_eq!(resource.body["bearer_methods_supported"], json!(["header"]));
+    let unauthorized = app.rpc(None, &call("tasks/get", json!({"id": "x"}))).await;
+    assert!(unauthorized.header("www-authenticate").unwrap().contains(
+        "resource_metadata=\"https://a2a.example.org/.well-known/oauth-protected-resource\""
+    ));
+}
+
+#[tokio::test]
+async fn preflight_is_permissive() {
+    let app = spawn_app(|_| {}).await;
+    let response = app
+        .client
+        .request(reqwest::Method::OPTIONS, format!("{}/api/v1/a2a", app.base))
+        .header("origin", "https://orchestrator.example")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type,authorization",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 204);
+    let h = response.headers();
+    assert_eq!(h["access-control-allow-origin"], "*");
+    assert_eq!(
+        header_set(h["access-control-allow-methods"].to_str().unwrap()),
+        header_set("POST, OPTIONS")
+    );
+    assert_eq!(
+        header_set(h["access-control-allow-headers"].to_str().unwrap()),
+        header_set("Content-Type, Authorization")
+    );
+    assert!(h.get("set-cookie").is_none());
+}
+
+#[tokio::test]
+async fn health_and_metrics() {
+    let app = spawn_app(|_| {}).await;
+    assert_eq!(app.get("/healthz").await.body["status"], "ok");
+    assert_eq!(app.get("/readyz").await.body["status"], "ready");
+    let token = app.token("metrics-user", Plan::Pro);
+    app.send(&token, "test_echo", "hi").await;
+    app.rpc(Some(&token), &call("tasks/get", json!({"id": "nope"})))
+        .await;
+    app.rpc(None, &call("tasks/get", json!({"id": "nope"})))
+        .await;
+    let text = app.get("/metrics").await.body.as_str().unwrap().to_string();
+    assert!(
+        text.contains(r#"a2a_rpc_requests_total{method="message/send",outcome="ok"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"a2a_rpc_requests_total{method="tasks/get",outcome="TASK_NOT_FOUND"} 1"#)
+    );
+    assert!(text.contains(r#"outcome="UNAUTHORIZED"} 1"#));
+    assert!(text.contains("a2a_rpc_request_duration_seconds_bucket"));
+    assert!(text.contains(r#"a2a_tasks_total{skill="test_echo",state="completed"} 1"#));
+    assert!(!text.contains("metrics-user"), "no user ids in labels");
+}
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    command
+}
+
+#[test]
+fn invalid_configuration_names_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            vec![("A2A__LIMITS__PRO__DEFAULT_PER_MINUTE", "lots")],
+            "default_per_minute",
+        ),
+        (vec![("A2A__SERVER__BIND", "nowhere")], "server.bind"),
+        (
+            vec![
+                ("A2A__AUTH__MODE", "none"),
+                ("A2A__SERVER__BIND", "0.0.0.0:0"),
+            ],
+            "auth.mode",
+        ),
+        (vec![("A2A__AUTH__MODE", "jwks")], "auth.jwks_url"),
+        (vec![("A2A__STORE__BACKEND", "redis")], "store.redis_url"),
+        (vec![("A2A__STORE__BACKEND", "postgres")], "backend"),
+        (
+            vec![("A2A__AUTH__HS256_SECRET", "short")],
+            "auth.hs256_secret",
+        ),
+        (
+            vec![("A2A__LITURGY__TIME_ZONE", "Mars/Olympus")],
+            "liturgy.time_zone",
+        ),
+        (vec![("A2A__SERVER__UNKNOWN_KEY", "1")], "unknown_key"),
+    ];
+    for (env, key) in cases {
+        let output = binary()
+            .args(["--config-dir"])
+            .arg(dir.path())
+            .arg("serve")
+            .envs(env.clone())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{env:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.to_lowercase().contains(key), "{env:?}: {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn the_readme_walkthrough_works_with_the_real_binary() {
+    magisterium_a2a::app::install_tls_provider();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("default.toml"),
+        "[server]\nbind = \"127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("walkthrough.toml"),
+        "[agent]\nname = \"Layered\"\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let env = [
+        ("A2A__SERVER__BIND", "127.0.0.1:0"),
+        ("A2A__DATA__DIR", data.to_str().unwrap()),
+    ];
+    let mut server = binary()
+        .arg("--config-dir")
+        .arg(dir.path())
+        .args(["--profile", "walkthrough", "serve"])
+        .envs(env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .and_then(|w| w.strip_suffix("/api/v1/a2a,"))
+        .unwrap_or_else(|| panic!("serve prints its URL: {line}"))
+        .to_string();
+
+    let token = binary()
+        .arg("--config-dir")
+        .arg(dir.path())
+        .args(["token", "--sub", "walker", "--plan", "pro", "--ttl", "10m"])
+        .envs(env)
+        .output()
+        .unwrap();
+    assert!(token.status.success());
+    let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
+
+    let client = reqwest::Client::new();
+    let card: Value = client
+        .get(format!("{base}/.well-known/agent.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["name"], "Layered",
+        "the profile file is layered over default.toml"
+    );
+    let reply: Value = client
+        .post(format!("{base}/api/v1/a2a"))
+        .bearer_auth(&token)
+        .json(&send_body("saints_of_the_day", "today", &uuid()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["kind"], "task", "{reply}");
+    let state = reply["result"]["status"]["state"].as_str().unwrap();
+    assert!(state == "completed" || state == "failed");
+
+    // SIGTERM finishes gracefully.
+    let pid = server.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

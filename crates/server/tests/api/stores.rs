@@ -1,0 +1,297 @@
+//! The same behaviour through both task stores: idempotent retries, continuation, contexts,
+//! owner scoping, history trimming and TTL expiry. The Redis runs use a redis-server of their own.
+
+use std::time::Duration;
+
+use magisterium_a2a::auth::Plan;
+use magisterium_a2a::config::Settings;
+use serde_json::{Value, json};
+
+use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
+
+async fn behaviour(app: &TestApp) {
+    let alice = app.token("alice", Plan::Pro);
+    let mallory = app.token("mallory", Plan::Pro);
+
+    // A first message; the retry with the same id returns the same task without running again.
+    let message_id = uuid();
+    let first = app
+        .rpc(
+            Some(&alice),
+            &send_body("test_echo", "first question", &message_id),
+        )
+        .await;
+    let task = first.result().clone();
+    assert_eq!(task["kind"], "task");
+    assert_eq!(task["status"]["state"], "completed");
+    assert_eq!(task["metadata"]["skillId"], "test_echo");
+    assert_eq!(task["history"].as_array().unwrap().len(), 2);
+    assert_eq!(task["history"][0]["taskId"], task["id"]);
+    assert_eq!(task["history"][0]["contextId"], task["contextId"]);
+    assert_eq!(task["history"][1]["role"], "agent");
+    assert_eq!(task["artifacts"][0]["name"], "echo");
+    assert_eq!(task["artifacts"][0]["parts"][0]["kind"], "text");
+    assert_eq!(task["artifacts"][0]["parts"][1]["kind"], "data");
+    assert!(task["status"]["timestamp"].as_str().unwrap().ends_with('Z'));
+    let retry = app
+        .rpc(
+            Some(&alice),
+            &send_body("test_echo", "first question", &message_id),
+        )
+        .await;
+    assert_eq!(
+        retry.result(),
+        &task,
+        "a retry returns the stored task unchanged"
+    );
+    assert!(
+        retry.header("ratelimit").is_none(),
+        "a retry is not charged"
+    );
+
+    // The same message id with a different message is refused.
+    let reused = app
+        .rpc(
+            Some(&alice),
+            &send_body("test_echo", "another question", &message_id),
+        )
+        .await;
+    assert_eq!(reused.code(), -32602);
+    assert!(
+        reused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("messageId")
+    );
+    // Message ids are per user: mallory may use the same id for her own message.
+    let theirs = app
+        .rpc(Some(&mallory), &send_body("test_echo", "mine", &message_id))
+        .await;
+    assert_ne!(theirs.result()["id"], task["id"]);
+
+    // Owner scoping: mallory cannot read, cancel or continue alice's task.
+    let id = task["id"].as_str().unwrap();
+    for body in [
+        call("tasks/get", json!({"id": id})),
+        call("tasks/cancel", json!({"id": id})),
+    ] {
+        assert_eq!(app.rpc(Some(&mallory), &body).await.code(), -32001);
+    }
+    let mut hijack = send_body("test_echo", "let me in", &uuid());
+    hijack["params"]["message"]["taskId"] = json!(id);
+    assert_eq!(app.rpc(Some(&mallory), &hijack).await.code(), -32001);
+    let mut unknown = send_body("test_echo", "x", &uuid());
+    unknown["params"]["message"]["taskId"] = json!(uuid());
+    assert_eq!(app.rpc(Some(&alice), &unknown).await.code(), -32001);
+
+    // Continuation: same task, history grows, the skill sees the earlier turns, artifacts replaced.
+    let mut follow = send_body("test_echo", "second question", &uuid());
+    follow["params"]["message"]["taskId"] = json!(id);
+    let continued = app.rpc(Some(&alice), &follow).await.result().clone();
+    assert_eq!(continued["id"], task["id"]);
+    assert_eq!(continued["contextId"], task["contextId"]);
+    assert_eq!(continued["history"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        continued["artifacts"][0]["parts"][1]["data"]["history"],
+        json!(["first question", "echo: first question"])
+    );
+    assert_eq!(continued["artifacts"].as_array().unwrap().len(), 1);
+    assert_ne!(
+        continued["artifacts"][0]["artifactId"],
+        task["artifacts"][0]["artifactId"]
+    );
+    let stored = app
+        .rpc(Some(&alice), &call("tasks/get", json!({"id": id})))
+        .await;
+    assert_eq!(stored.result(), &continued);
+    // A contextId that contradicts the task is refused.
+    let mut contradict = send_body("test_echo", "x", &uuid());
+    contradict["params"]["message"]["taskId"] = json!(id);
+    contradict["params"]["message"]["contextId"] = json!("another-context");
+    assert_eq!(app.rpc(Some(&alice), &contradict).await.code(), -32602);
+
+    // historyLength trims from the end; the key is always present.
+    for (length, expected) in [(0, 0), (1, 1), (3, 3), (100, 4)] {
+        let got = app
+            .rpc(
+                Some(&alice),
+                &call("tasks/get", json!({"id": id, "historyLength": length})),
+            )
+            .await;
+        let history = got.result()["history"].as_array().unwrap().clone();
+        assert_eq!(history.len(), expected, "historyLength {length}");
+        if expected > 0 {
+            assert_eq!(history.last().unwrap()["role"], "agent");
+        }
+    }
+
+    // A new task in the same context sees the earlier tasks of that context (and only alice's).
+    let mut same_context = send_body("test_echo", "third question", &uuid());
+    same_context["params"]["message"]["contextId"] = task["contextId"].clone();
+    let third = app.rpc(Some(&alice), &same_context).await.result().clone();
+    assert_ne!(third["id"], task["id"]);
+    assert_eq!(third["contextId"], task["contextId"]);
+    let seen = third["artifacts"][0]["parts"][1]["data"]["history"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen[2], "second question");
+    let mut foreign_context = send_body("test_echo", "peek", &uuid());
+    foreign_context["params"]["message"]["contextId"] = task["contextId"].clone();
+    let peek = app
+        .rpc(Some(&mallory), &foreign_context)
+        .await
+        .result()
+        .clone();
+    assert_eq!(
+        peek["artifacts"][0]["parts"][1]["data"]["history"],
+        json!([])
+    );
+
+    // A failed task is stored too, with its reason and no artifacts.
+    let failed = app
+        .send(&alice, "test_fail", "the impossible")
+        .await
+        .result()
+        .clone();
+    assert_eq!(failed["status"]["state"], "failed");
+    assert_eq!(failed["artifacts"], json!([]));
+    assert!(
+        failed["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the impossible")
+    );
+    let read = app
+        .rpc(
+            Some(&alice),
+            &call("tasks/get", json!({"id": failed["id"]})),
+        )
+        .await;
+    assert_eq!(read.result(), &failed);
+    let cancel = app
+        .rpc(
+            Some(&alice),
+            &call("tasks/cancel", json!({"id": failed["id"]})),
+        )
+        .await;
+    assert_eq!(cancel.body["error"]["data"]["state"], "failed");
+}
+
+async fn expiry(app: &TestApp) {
+    let token = app.token("ttl", Plan::Pro);
+    let task = app
+        .send(&token, "test_echo", "short-lived")
+        .await
+        .result()
+        .clone();
+    let get = call("tasks/get", json!({"id": task["id"]}));
+    assert_eq!(app.rpc(Some(&token), &get).await.code(), 0);
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert_eq!(
+        app.rpc(Some(&token), &get).await.code(),
+        -32001,
+        "expired after its TTL"
+    );
+}
+
+fn short_ttl(s: &mut Settings) {
+    s.store.task_ttl_secs = 1;
+}
+
+#[tokio::test]
+async fn memory_store_behaviour() {
+    behaviour(&spawn_app(|_| {}).await).await;
+}
+
+#[tokio::test]
+async fn memory_store_expiry() {
+    expiry(&spawn_app(short_ttl).await).await;
+}
+
+#[tokio::test]
+async fn redis_store_behaviour() {
+    let redis = RedisServer::start();
+    behaviour(&spawn_app(with_redis(redis.url())).await).await;
+}
+
+#[tokio::test]
+async fn redis_store_expiry() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    expiry(
+        &spawn_app(move |s| {
+            with_redis(url)(s);
+            short_ttl(s);
+        })
+        .await,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn redis_keys_are_namespaced_tagged_and_expire() {
+    let redis = RedisServer::start();
+    let app = spawn_app(with_redis(redis.url())).await;
+    let token = app.token("layout", Plan::Pro);
+    let task = app.send(&token, "test_echo", "x").await.result().clone();
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert!(keys.contains(&"a2a:v1:schema".to_string()), "{keys:?}");
+    let task_key = keys
+        .iter()
+        .find(|k| k.ends_with(&format!(":task:{}", task["id"].as_str().unwrap())))
+        .unwrap();
+    assert!(task_key.starts_with("a2a:v1:{o:"), "{task_key}");
+    assert!(
+        !task_key.contains("layout"),
+        "the raw sub never appears in keys"
+    );
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(task_key)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert!((86_000..=86_400).contains(&ttl), "{ttl}");
+    let version: i64 = redis::cmd("GET")
+        .arg("a2a:v1:schema")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(version, 1);
+    let stored: String = redis::cmd("GET")
+        .arg(task_key)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored, task);
+}
+
+#[tokio::test]
+async fn readiness_follows_redis() {
+    let redis = RedisServer::start();
+    let app = spawn_app(with_redis(redis.url())).await;
+    assert_eq!(app.get("/readyz").await.status.as_u16(), 200);
+    drop(redis);
+    let reply = app.get("/readyz").await;
+    assert_eq!(reply.status.as_u16(), 503);
+    assert_eq!(
+        app.get("/healthz").await.status.as_u16(),
+        200,
+        "the process is still up"
+    );
+    let token = app.token("down", Plan::Pro);
+    let during = app.send(&token, "test_echo", "x").await;
+    assert_eq!(
+        during.code(),
+        -32603,
+        "a store fault is an internal error, never a fake success"
+    );
+}

@@ -1,0 +1,17 @@
+-- Saves a terminal task with its message-id record and context index, atomically.
+-- KEYS[1] = message key, KEYS[2] = task key, KEYS[3] = context key (one hash tag: one slot).
+-- ARGV[1] = message record, ARGV[2] = task JSON, ARGV[3] = TTL seconds, ARGV[4] = task id,
+-- ARGV[5] = '1' to append the task to its context, ARGV[6] = context cap.
+-- Returns {1} when saved, {0, existing record} when the message id was already used.
+local existing = redis.call('GET', KEYS[1])
+if existing then
+  return {0, existing}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+if ARGV[5] == '1' then
+  redis.call('RPUSH', KEYS[3], ARGV[4])
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[6]), -1)
+end
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return {1}
