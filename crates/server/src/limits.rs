@@ -185,6 +185,32 @@ mod tests {
         ));
     }
 
+    #[tokio::test]
+    async fn idle_users_are_forgotten() {
+        let settings = LimitSettings {
+            enterprise: PlanLimits {
+                default_per_minute: 600_000,
+                expensive_per_minute: 20,
+            },
+            ..LimitSettings::default()
+        };
+        let limiter = LocalLimiter::new(&settings);
+        for user in 0..1000 {
+            limiter
+                .check(&format!("user-{user}"), Plan::Enterprise, Bucket::Default)
+                .await;
+        }
+        assert_eq!(limiter.tracked_keys(), 1000);
+        // One call refills in 0.1 ms at 600,000 a minute: all are idle well within 50 ms.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        limiter.forget_idle();
+        assert_eq!(
+            limiter.tracked_keys(),
+            0,
+            "memory stays bounded as users come and go"
+        );
+    }
+
     #[test]
     fn retry_after_rounds_up() {
         assert_eq!(Decision::retry_after_secs(Duration::from_millis(1)), 1);

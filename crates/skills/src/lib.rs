@@ -4,7 +4,11 @@
 //! returns either an artifact or a reason it could not do the work. Skills know nothing of
 //! JSON-RPC envelopes, HTTP, tokens or storage: the server turns their outcome into a task.
 
+pub mod calendar;
+pub mod documents;
+pub mod readings;
 mod registry;
+pub mod saints;
 mod settings;
 mod unconfigured;
 

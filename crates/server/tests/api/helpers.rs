@@ -153,7 +153,8 @@ pub fn registry(settings: &Settings) -> SkillRegistry {
     let mut registry = skill_registry(&SkillSettings {
         data_dir: settings.data.dir.clone(),
         liturgy: settings.liturgy.clone(),
-    });
+    })
+    .expect("the skills load");
     for info in [ECHO, EXPENSIVE_ECHO, PANIC, SLOW, FAIL] {
         registry.register(Arc::new(TestSkill { info }));
     }

