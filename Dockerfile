@@ -1,15 +1,22 @@
-# Multi-stage build: dependencies are compiled in a layer of their own, so a change to the
-# project's code does not rebuild them.
-FROM rust:1.95-bookworm AS build
+# Multi-stage build. cargo-chef compiles the dependencies from the manifests alone, in a layer
+# of their own, so a change to the project's code does not rebuild them.
+FROM rust:1.95-bookworm AS chef
+RUN cargo install cargo-chef --locked --version 0.1.78
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
-COPY crates crates
-COPY migrations migrations
+
+FROM chef AS planner
+COPY . .
+RUN cargo chef prepare --recipe-path recipe.json
+
+FROM chef AS build
+COPY --from=planner /src/recipe.json recipe.json
+RUN cargo chef cook --release --recipe-path recipe.json -p magisterium-a2a
+COPY . .
 RUN cargo build --release -p magisterium-a2a --bin magisterium-a2a
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates curl \
+ && apt-get install -y --no-install-recommends ca-certificates curl python3-pip \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home /srv/a2a a2a
 WORKDIR /srv/a2a

@@ -16,10 +16,11 @@ use skills::{SkillError, SkillRegistry, SkillSettings, Unconfigured, catalog};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
-use crate::config::{AuthMode, ConfigError, Settings, StoreBackend};
+use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::http::{self, AppState};
-use crate::limits::LocalLimiter;
+use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter};
 use crate::metrics::Metrics;
+use crate::redis_conn;
 use crate::service::A2aService;
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
 
@@ -149,7 +150,7 @@ pub async fn open_store(settings: &Settings) -> Result<Arc<dyn TaskStore>, Start
         StoreBackend::Memory => Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks)),
         StoreBackend::Redis => {
             let url = settings.store.redis_url.as_deref().unwrap_or_default();
-            Arc::new(RedisStore::connect(url, ttl).await?)
+            Arc::new(RedisStore::connect(url, settings.store.redis_cluster, ttl).await?)
         }
     })
 }
@@ -215,12 +216,30 @@ impl Application {
         }
 
         let store = open_store(&settings).await?;
-        let limiter = Arc::new(LocalLimiter::new(&settings.limits));
+        let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
         let metrics = Arc::new(Metrics::new());
+        let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
+            LimitBackend::Local => local_limiter.clone(),
+            LimitBackend::Redis => {
+                let url = settings
+                    .limits
+                    .effective_redis_url(&settings.store)
+                    .unwrap_or_default();
+                let connection = redis_conn::connect(url, settings.store.redis_cluster)
+                    .await
+                    .map_err(StoreError::from)?;
+                Arc::new(RedisLimiter::new(
+                    connection,
+                    &settings.limits,
+                    local_limiter.clone(),
+                    Arc::clone(&metrics),
+                ))
+            }
+        };
         let service = A2aService::new(
             skills,
             Arc::clone(&store),
-            limiter.clone(),
+            limiter,
             Arc::clone(&metrics),
             Duration::from_secs(settings.server.request_timeout_secs),
             settings.store.context_history_tasks,
@@ -244,7 +263,7 @@ impl Application {
         Ok(Application {
             listener,
             router: http::router(state),
-            limiter,
+            limiter: local_limiter,
             base_url,
         })
     }

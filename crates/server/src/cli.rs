@@ -11,7 +11,8 @@ use crate::app::{self, Application, StartupError};
 use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::data::{self, BibleSource};
-use crate::store;
+use crate::redis_conn;
+use crate::store::{self, StoreError};
 use crate::telemetry;
 
 /// Self-hosted A2A server for Catholic knowledge skills.
@@ -195,7 +196,9 @@ async fn migrate(settings: &Settings) -> Result<(), StartupError> {
         return Ok(());
     }
     let url = settings.store.redis_url.as_deref().unwrap_or_default();
-    let mut connection = store::redis_connection(url).await?;
+    let mut connection = redis_conn::connect(url, settings.store.redis_cluster)
+        .await
+        .map_err(StoreError::from)?;
     let version = store::apply_migrations(&mut connection).await?;
     println!("Redis schema at version {version}");
     Ok(())

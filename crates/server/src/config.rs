@@ -136,8 +136,11 @@ pub enum StoreBackend {
 pub struct StoreSettings {
     /// `memory` or `redis` (`A2A__STORE__BACKEND`).
     pub backend: StoreBackend,
-    /// Redis URL, e.g. `redis://127.0.0.1:6379/0` (`A2A__STORE__REDIS_URL`).
+    /// Redis URL, e.g. `redis://127.0.0.1:6379/0` (`A2A__STORE__REDIS_URL`); for a Redis
+    /// Cluster, several seed node URLs separated by commas.
     pub redis_url: Option<String>,
+    /// Treat `redis_url` as a Redis Cluster even with one seed node (`A2A__STORE__REDIS_CLUSTER`).
+    pub redis_cluster: bool,
     /// How long a task is kept, in seconds (`A2A__STORE__TASK_TTL_SECS`).
     pub task_ttl_secs: u64,
     /// Most tasks the memory store keeps before evicting the least recently used.
@@ -151,6 +154,7 @@ impl Default for StoreSettings {
         StoreSettings {
             backend: StoreBackend::Memory,
             redis_url: None,
+            redis_cluster: false,
             task_ttl_secs: 24 * 60 * 60,
             memory_max_tasks: 1_000_000,
             context_history_tasks: 10,
@@ -177,10 +181,40 @@ impl Default for PlanLimits {
     }
 }
 
+/// Where rate-limit state lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitBackend {
+    /// In-process (`governor`): exact for one replica.
+    Local,
+    /// Redis (a GCRA script on Redis' clock): one combined limit across replicas.
+    Redis,
+}
+
+/// What the Redis limiter does when Redis does not answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitFailMode {
+    /// Fall back to this replica's in-process limiter (each replica then limits on its own).
+    Local,
+    /// Allow the call.
+    Open,
+    /// Refuse the call with an internal error.
+    Closed,
+}
+
 /// Rate limits per plan (free is refused before any limit applies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
+    /// `local` or `redis` (`A2A__LIMITS__BACKEND`).
+    pub backend: LimitBackend,
+    /// Redis for the limiter (`A2A__LIMITS__REDIS_URL`); defaults to `store.redis_url`.
+    pub redis_url: Option<String>,
+    /// `local`, `open` or `closed` when Redis fails (`A2A__LIMITS__ON_REDIS_ERROR`).
+    pub on_redis_error: LimitFailMode,
+    /// How long a limiter call to Redis may take before it counts as a failure.
+    pub redis_timeout_ms: u64,
     /// Pro plan (`A2A__LIMITS__PRO__DEFAULT_PER_MINUTE`, …).
     pub pro: PlanLimits,
     /// Organization plan.
@@ -192,6 +226,10 @@ pub struct LimitSettings {
 impl Default for LimitSettings {
     fn default() -> Self {
         LimitSettings {
+            backend: LimitBackend::Local,
+            redis_url: None,
+            on_redis_error: LimitFailMode::Local,
+            redis_timeout_ms: 250,
             pro: PlanLimits::default(),
             organization: PlanLimits::default(),
             enterprise: PlanLimits {
@@ -203,6 +241,11 @@ impl Default for LimitSettings {
 }
 
 impl LimitSettings {
+    /// The limiter's Redis: its own URL, else the store's.
+    pub fn effective_redis_url<'a>(&'a self, store: &'a StoreSettings) -> Option<&'a str> {
+        self.redis_url.as_deref().or(store.redis_url.as_deref())
+    }
+
     /// The limits of a paid plan; `None` for free.
     pub fn for_plan(&self, plan: Plan) -> Option<PlanLimits> {
         match plan {
@@ -441,12 +484,39 @@ impl Settings {
                 "is required when store.backend is `redis`",
             ));
         }
+        let invalid_url = |urls: &str| {
+            urls.split(',')
+                .any(|u| redis::Client::open(u.trim()).is_err())
+        };
         if let Some(url) = &self.store.redis_url
-            && redis::Client::open(url.as_str()).is_err()
+            && invalid_url(url)
         {
             return Err(ConfigError::invalid(
                 "store.redis_url",
+                "is not a valid Redis URL (e.g. redis://127.0.0.1:6379/0, or comma-separated cluster nodes)",
+            ));
+        }
+        if let Some(url) = &self.limits.redis_url
+            && invalid_url(url)
+        {
+            return Err(ConfigError::invalid(
+                "limits.redis_url",
                 "is not a valid Redis URL (e.g. redis://127.0.0.1:6379/0)",
+            ));
+        }
+        if self.limits.backend == LimitBackend::Redis
+            && self.limits.redis_url.is_none()
+            && self.store.redis_url.is_none()
+        {
+            return Err(ConfigError::invalid(
+                "limits.redis_url",
+                "is required when limits.backend is `redis` (or set store.redis_url)",
+            ));
+        }
+        if self.limits.redis_timeout_ms == 0 {
+            return Err(ConfigError::invalid(
+                "limits.redis_timeout_ms",
+                "must be at least 1",
             ));
         }
         if self.store.task_ttl_secs == 0 {

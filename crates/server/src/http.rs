@@ -498,6 +498,7 @@ fn rate_headers(headers: &mut HeaderMap, decision: Decision, bucket: &str) {
             reset_after,
         } => (limit, remaining, reset_after),
         Decision::Limited { limit, retry_after } => (limit, 0, retry_after),
+        Decision::Unavailable => return,
     };
     let policy = format!("\"{bucket}\";q={limit};w=60");
     let current = format!(

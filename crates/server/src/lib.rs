@@ -14,6 +14,7 @@ pub mod error;
 pub mod http;
 pub mod limits;
 pub mod metrics;
+pub mod redis_conn;
 pub mod service;
 pub mod store;
 pub mod telemetry;

@@ -32,6 +32,11 @@ struct LimitLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailModeLabels {
+    fail_mode: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
     skill: String,
     state: &'static str,
@@ -43,6 +48,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<MethodLabels, Histogram>,
     rate_limited: Family<LimitLabels, Counter>,
+    limiter_errors: Family<FailModeLabels, Counter>,
     tasks: Family<TaskLabels, Counter>,
 }
 
@@ -61,6 +67,7 @@ impl Metrics {
             Histogram::new(exponential_buckets(0.0001, 2.0, 18))
         });
         let rate_limited = Family::<LimitLabels, Counter>::default();
+        let limiter_errors = Family::<FailModeLabels, Counter>::default();
         let tasks = Family::<TaskLabels, Counter>::default();
         registry.register(
             "rpc_requests",
@@ -78,6 +85,11 @@ impl Metrics {
             rate_limited.clone(),
         );
         registry.register(
+            "rate_limit_backend_errors",
+            "rate-limit checks Redis could not answer, by the fail mode applied",
+            limiter_errors.clone(),
+        );
+        registry.register(
             "tasks",
             "tasks produced by skill and final state",
             tasks.clone(),
@@ -87,6 +99,7 @@ impl Metrics {
             requests,
             latency,
             rate_limited,
+            limiter_errors,
             tasks,
         }
     }
@@ -113,6 +126,13 @@ impl Metrics {
     pub fn rate_limited(&self, plan: &'static str, bucket: &'static str) {
         self.rate_limited
             .get_or_create(&LimitLabels { plan, bucket })
+            .inc();
+    }
+
+    /// Counts one limiter check Redis could not answer.
+    pub fn limiter_backend_error(&self, fail_mode: &'static str) {
+        self.limiter_errors
+            .get_or_create(&FailModeLabels { fail_mode })
             .inc();
     }
 

@@ -161,13 +161,21 @@ impl A2aService {
             .limiter
             .check(&principal.sub, principal.plan, bucket)
             .await;
-        if let Decision::Limited { retry_after, .. } = decision {
-            self.metrics
-                .rate_limited(principal.plan.as_str(), bucket.as_str());
-            return Err(ApiError::RateLimited {
-                retry_after_secs: Decision::retry_after_secs(retry_after),
-                bucket: bucket.as_str(),
-            });
+        match decision {
+            Decision::Limited { retry_after, .. } => {
+                self.metrics
+                    .rate_limited(principal.plan.as_str(), bucket.as_str());
+                return Err(ApiError::RateLimited {
+                    retry_after_secs: Decision::retry_after_secs(retry_after),
+                    bucket: bucket.as_str(),
+                });
+            }
+            Decision::Unavailable => {
+                return Err(ApiError::Internal(
+                    "the rate limiter is unavailable (fail mode closed)".into(),
+                ));
+            }
+            Decision::Allowed { .. } => {}
         }
 
         let context_id = continued

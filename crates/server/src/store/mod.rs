@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use a2a_types::Task;
 
 pub use memory::MemoryStore;
-pub use redis::{RedisStore, apply_migrations, connect as redis_connection};
+pub use redis::{RedisStore, apply_migrations};
 
 /// A hashed, fixed-length owner id: keys never carry the raw `sub` (which may hold any
 /// characters, including Redis hash-tag braces, and may be personal data).

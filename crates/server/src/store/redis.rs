@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Script, Value};
 
 use a2a_types::Task;
 
 use super::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore, short_hash};
+use crate::redis_conn::{self, RedisConnection};
 
 const SCHEMA_KEY: &str = "a2a:v1:schema";
 const CONTEXT_CAP: usize = 100;
@@ -23,15 +23,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
 
 /// Tasks in Redis with `SET … EX`.
 pub struct RedisStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     ttl_secs: u64,
     save_script: Script,
 }
 
 impl RedisStore {
     /// Connects (failing fast when Redis is unreachable) and applies pending migrations.
-    pub async fn connect(url: &str, ttl: Duration) -> Result<Self, StoreError> {
-        let connection = connect(url).await?;
+    pub async fn connect(url: &str, cluster: bool, ttl: Duration) -> Result<Self, StoreError> {
+        let connection = redis_conn::connect(url, cluster).await?;
         apply_migrations(&mut connection.clone()).await?;
         Ok(RedisStore {
             connection,
@@ -49,20 +49,9 @@ impl RedisStore {
     }
 }
 
-/// A reconnecting connection with timeouts short enough that a stalled Redis turns into an
-/// error quickly instead of a hung request.
-pub async fn connect(url: &str) -> Result<ConnectionManager, StoreError> {
-    let client = redis::Client::open(url)?;
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(Duration::from_secs(2)))
-        .set_response_timeout(Some(Duration::from_secs(2)))
-        .set_number_of_retries(2);
-    Ok(client.get_connection_manager_with_config(config).await?)
-}
-
 /// Applies every migration newer than the recorded schema version; returns the version after.
 /// Each migration raises the version atomically, so concurrent callers are harmless.
-pub async fn apply_migrations(connection: &mut ConnectionManager) -> Result<i64, StoreError> {
+pub async fn apply_migrations(connection: &mut RedisConnection) -> Result<i64, StoreError> {
     let supported = MIGRATIONS.last().map_or(0, |(v, _)| *v);
     let current: Option<i64> = redis::cmd("GET")
         .arg(SCHEMA_KEY)

@@ -277,7 +277,8 @@ pub fn call(method: &str, params: Value) -> Value {
 pub struct RedisServer {
     child: Child,
     pub port: u16,
-    _dir: TempDir,
+    dir: TempDir,
+    extra: Vec<String>,
 }
 
 impl RedisServer {
@@ -294,11 +295,46 @@ impl RedisServer {
     }
 
     fn spawn(dir: TempDir, port: u16, extra: &[&str]) -> RedisServer {
-        let child = Command::new("redis-server")
+        let child = Self::launch(dir.path(), port, extra);
+        let server = RedisServer {
+            child,
+            port,
+            dir,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        server.wait_ready();
+        server
+    }
+
+    /// Kills the server the hard way (no shutdown save) and starts it again on the same port
+    /// and data folder, as a crash and a restart would.
+    pub fn crash_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        self.child = Self::launch(self.dir.path(), self.port, &extra);
+        self.wait_ready();
+    }
+
+    /// Stops the server, keeping its port and folder for [`RedisServer::restart`].
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts a stopped server again.
+    pub fn restart(&mut self) {
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        self.child = Self::launch(self.dir.path(), self.port, &extra);
+        self.wait_ready();
+    }
+
+    fn launch(dir: &std::path::Path, port: u16, extra: &[&str]) -> Child {
+        Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(extra)
             .arg("--dir")
-            .arg(dir.path())
+            .arg(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -306,14 +342,7 @@ impl RedisServer {
                 panic!(
                     "cannot start `redis-server` ({e}). The Redis tests need it: install it with `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis` (macOS), or run scripts/test, which installs it"
                 )
-            });
-        let server = RedisServer {
-            child,
-            port,
-            _dir: dir,
-        };
-        server.wait_ready();
-        server
+            })
     }
 
     fn wait_ready(&self) {
@@ -336,6 +365,80 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A Redis Cluster of three masters on loopback, made with `redis-cli --cluster create`.
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts three cluster-enabled servers and joins them (no replicas).
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                let dir = TempDir::new().expect("temp dir");
+                let port = free_cluster_port();
+                RedisServer::spawn(
+                    dir,
+                    port,
+                    &[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-node-timeout",
+                        "2000",
+                    ],
+                )
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli (package redis-tools) runs");
+        assert!(status.success(), "redis-cli --cluster create failed");
+        for _ in 0..300 {
+            let ok = nodes.iter().all(|n| {
+                Command::new("redis-cli")
+                    .args(["-p", &n.port.to_string(), "cluster", "info"])
+                    .output()
+                    .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("cluster_state:ok"))
+            });
+            if ok {
+                return RedisCluster { nodes };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the Redis cluster did not become ready");
+    }
+
+    /// Seed URLs for the server, comma-separated.
+    pub fn url(&self) -> String {
+        self.nodes
+            .iter()
+            .map(RedisServer::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// A free port whose cluster bus port (+10000) is free and valid too.
+fn free_cluster_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port < 50_000 && StdListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
     }
 }
 

@@ -6,5 +6,6 @@ mod errors;
 mod helpers;
 mod limits;
 mod operations;
+mod scale;
 mod skills;
 mod stores;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
 
-async fn behaviour(app: &TestApp) {
+pub async fn behaviour(app: &TestApp) {
     let alice = app.token("alice", Plan::Pro);
     let mallory = app.token("mallory", Plan::Pro);
 

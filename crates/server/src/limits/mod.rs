@@ -1,7 +1,13 @@
 //! Per-user rate limits, one bucket per (plan, skill bucket).
 //!
-//! Only `message/send` is charged. The in-process limiter uses `governor`'s GCRA; limits are
-//! "N per minute" with a burst of N, so a user who waited a minute may send N calls at once.
+//! Only `message/send` is charged. Both limiters implement the same GCRA: limits are "N per
+//! minute" with a burst of N, so a user who waited a minute may send N calls at once, then one
+//! every 60/N seconds. [`LocalLimiter`] (`governor`) is exact within one process;
+//! [`RedisLimiter`] keeps the state in Redis so replicas share one limit per user.
+
+mod redis;
+
+pub use self::redis::RedisLimiter;
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -37,6 +43,8 @@ pub enum Decision {
         /// Time until one call will be allowed.
         retry_after: Duration,
     },
+    /// The shared limiter could not decide and is configured to fail closed.
+    Unavailable,
 }
 
 impl Decision {
