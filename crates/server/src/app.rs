@@ -8,19 +8,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
+use axum::middleware;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
 use skills::readings::LiturgicalReadings;
 use skills::saints::SaintsOfTheDay;
 use skills::{SkillError, SkillRegistry, SkillSettings, Unconfigured, catalog};
 use tokio::net::TcpListener;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
+use crate::guard::{self, Guard};
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter};
 use crate::metrics::Metrics;
 use crate::redis_conn;
+use crate::serve::{self, ConnectionLimits};
 use crate::service::A2aService;
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
 
@@ -159,6 +163,8 @@ pub async fn open_store(settings: &Settings) -> Result<Arc<dyn TaskStore>, Start
 pub struct Application {
     listener: TcpListener,
     router: axum::Router,
+    guard: Arc<Guard>,
+    connection_limits: ConnectionLimits,
     limiter: Arc<LocalLimiter>,
     base_url: String,
 }
@@ -260,9 +266,29 @@ impl Application {
             challenge: http::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
         });
+        let guard = Arc::new(Guard::new(
+            settings.server.max_in_flight,
+            settings.server.failed_auth_per_minute_per_ip,
+            settings.server.trust_forwarded_for,
+        ));
+        let router = http::router(state)
+            .layer(RequestBodyTimeoutLayer::new(Duration::from_secs(
+                settings.server.body_read_timeout_secs,
+            )))
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&guard),
+                guard::protect,
+            ));
         Ok(Application {
             listener,
-            router: http::router(state),
+            router,
+            guard,
+            connection_limits: ConnectionLimits {
+                max_connections: settings.server.max_connections,
+                header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
+                max_header_bytes: settings.server.max_header_bytes,
+                shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
+            },
             limiter: local_limiter,
             base_url,
         })
@@ -286,17 +312,18 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let limiter = Arc::clone(&self.limiter);
+        let guard = Arc::clone(&self.guard);
         let sweeper = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));
             loop {
                 tick.tick().await;
                 limiter.forget_idle();
+                guard.forget_idle();
             }
         });
         tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), "serving");
-        let served = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let served =
+            serve::serve(self.listener, self.router, self.connection_limits, shutdown).await;
         sweeper.abort();
         served
     }

@@ -47,8 +47,26 @@ pub struct ServerSettings {
     pub public_url: Option<String>,
     /// Largest request body accepted, in bytes; larger bodies get 413.
     pub max_body_bytes: usize,
-    /// Seconds a skill may run before the call is answered with an internal error.
+    /// Seconds a skill may run before its task ends as `failed`.
     pub request_timeout_secs: u64,
+    /// Open connections at most (`A2A__SERVER__MAX_CONNECTIONS`).
+    pub max_connections: usize,
+    /// Calls running at once at most; one more gets 503 at once (load shedding).
+    pub max_in_flight: usize,
+    /// A client must send its request headers within this many seconds (slow clients).
+    pub header_read_timeout_secs: u64,
+    /// A client must send its whole body within this many seconds (slow clients).
+    pub body_read_timeout_secs: u64,
+    /// Largest request head (line and headers) in bytes; at least 8192.
+    pub max_header_bytes: usize,
+    /// Failed authentications per minute per client address before it is refused with 429
+    /// (0 turns this off).
+    pub failed_auth_per_minute_per_ip: u32,
+    /// Take the client address from the first `X-Forwarded-For` hop (only behind a proxy that
+    /// sets it; otherwise clients could choose their address).
+    pub trust_forwarded_for: bool,
+    /// Seconds shutdown waits for requests in flight.
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for ServerSettings {
@@ -58,6 +76,14 @@ impl Default for ServerSettings {
             public_url: None,
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 60,
+            max_connections: 4096,
+            max_in_flight: 512,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 15,
+            max_header_bytes: 16 * 1024,
+            failed_auth_per_minute_per_ip: 60,
+            trust_forwarded_for: false,
+            shutdown_grace_secs: 30,
         }
     }
 }
@@ -430,6 +456,28 @@ impl Settings {
             return Err(ConfigError::invalid(
                 "server.max_body_bytes",
                 "must be at least 1024",
+            ));
+        }
+        for (key, value) in [
+            ("server.max_connections", self.server.max_connections as u64),
+            ("server.max_in_flight", self.server.max_in_flight as u64),
+            (
+                "server.header_read_timeout_secs",
+                self.server.header_read_timeout_secs,
+            ),
+            (
+                "server.body_read_timeout_secs",
+                self.server.body_read_timeout_secs,
+            ),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::invalid(key, "must be at least 1"));
+            }
+        }
+        if self.server.max_header_bytes < 8192 {
+            return Err(ConfigError::invalid(
+                "server.max_header_bytes",
+                "must be at least 8192",
             ));
         }
         if self.server.request_timeout_secs == 0 {

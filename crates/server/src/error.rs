@@ -57,6 +57,12 @@ pub enum ApiError {
     /// A fault of the server; the detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Too many calls in flight: shed at once rather than queued.
+    #[error("Server busy: retry after {retry_after_secs} s")]
+    Overloaded {
+        /// Whole seconds to wait.
+        retry_after_secs: u64,
+    },
 }
 
 impl ApiError {
@@ -74,7 +80,7 @@ impl ApiError {
             ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
             ApiError::SkillNotFound { .. } => ErrorCode::SkillNotFound,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,
-            ApiError::Internal(_) => ErrorCode::InternalError,
+            ApiError::Internal(_) | ApiError::Overloaded { .. } => ErrorCode::InternalError,
         }
     }
 
@@ -84,6 +90,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::PlanRequired => StatusCode::FORBIDDEN,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::InvalidRequest { status, .. } => *status,
             _ => StatusCode::OK,
         }
@@ -105,6 +112,9 @@ impl ApiError {
             ApiError::PlanRequired => ErrorObject::new(code, format!("Paid plan required: {self}")),
             ApiError::SkillNotFound { available, .. } => ErrorObject::new(code, self.to_string())
                 .with_data("availableSkills", available.clone()),
+            ApiError::Overloaded { retry_after_secs } => {
+                ErrorObject::new(code, self.to_string()).with_data("retryAfter", *retry_after_secs)
+            }
             ApiError::RateLimited {
                 retry_after_secs,
                 bucket,
@@ -118,6 +128,17 @@ impl ApiError {
                 ErrorObject::new(code, self.to_string()).with_data("state", *state)
             }
             _ => ErrorObject::new(code, self.to_string()),
+        }
+    }
+
+    /// The `Retry-After` seconds this error tells the client to wait, if any.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            ApiError::RateLimited {
+                retry_after_secs, ..
+            }
+            | ApiError::Overloaded { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! End-to-end tests: the real server on a random loopback port, spoken to over HTTP.
 
+mod abuse;
 mod auth;
 mod bad_input;
 mod errors;
