@@ -22,6 +22,9 @@ pub struct AgentCapabilities {
     pub push_notifications: bool,
     /// Tasks keep their message history.
     pub state_transition_history: bool,
+    /// Protocol extensions the agent offers (e.g. the client conformance kit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<serde_json::Value>,
 }
 
 /// One skill as advertised in the card.
@@ -80,4 +83,20 @@ pub struct AgentCard {
     pub skills: Vec<AgentSkill>,
     /// Whether an authenticated extended card exists (never).
     pub supports_authenticated_extended_card: bool,
+    /// The A2A 1.0 list of endpoints and the protocol version each speaks; 1.0 clients read
+    /// this instead of `url`/`preferredTransport`/`protocolVersion`, which 0.3 clients read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supported_interfaces: Vec<AgentInterface>,
+}
+
+/// One entry of `supportedInterfaces` (A2A 1.0): where to call and in which binding and version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInterface {
+    /// Absolute URL of the endpoint.
+    pub url: String,
+    /// `JSONRPC`.
+    pub protocol_binding: String,
+    /// The A2A version spoken there, e.g. `1.0`.
+    pub protocol_version: String,
 }

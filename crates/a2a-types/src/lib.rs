@@ -1,4 +1,5 @@
-//! Wire types of the A2A 0.3 JSON-RPC binding, as this server speaks it.
+//! Wire types of the A2A 0.3 JSON-RPC binding, as this server speaks it, and in [`v1`] those of
+//! the 1.0 binding with their conversions to and from the 0.3 forms.
 //!
 //! This crate knows nothing of HTTP, storage or skills: it is the vocabulary that the server, the
 //! skills and the tests share, so that a field name is spelt in exactly one place.
@@ -6,8 +7,9 @@
 pub mod card;
 pub mod jsonrpc;
 pub mod task;
+pub mod v1;
 
-pub use card::{AgentCapabilities, AgentCard, AgentProvider, AgentSkill};
+pub use card::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Response};
 pub use task::{
     Artifact, Message, MessageSendParams, Part, Role, Task, TaskIdParams, TaskQueryParams,

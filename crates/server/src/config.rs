@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
-use skills::LiturgySettings;
+use skills::qa::LlmSettings;
+use skills::{LiturgySettings, SkillSettings};
 
 use crate::auth::Plan;
+use crate::conformance::ConformanceSettings;
 
 /// The whole configuration of a server process.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -32,8 +34,16 @@ pub struct Settings {
     pub data: DataSettings,
     /// Calendar options for the liturgical skills.
     pub liturgy: LiturgySettings,
+    /// The OpenAI-compatible model behind `catholic_qa` (`A2A__LLM__BASE_URL`, `…__MODEL`,
+    /// `…__API_KEY`); without a base URL the answers are extractive.
+    pub llm: LlmSettings,
     /// Log format and level.
     pub log: LogSettings,
+    /// The client conformance kit (off unless enabled).
+    pub conformance: ConformanceSettings,
+    /// The profile these settings were loaded with (`A2A_PROFILE`); not a key of its own.
+    #[serde(skip)]
+    pub profile: String,
 }
 
 /// Listening socket and HTTP limits.
@@ -408,7 +418,13 @@ impl Default for ConfigSource {
 impl Settings {
     /// Reads defaults, the two files (each optional) and the environment, then validates.
     pub fn load(source: &ConfigSource) -> Result<Settings, ConfigError> {
-        Self::from_figment(Self::figment(&source.dir, &source.profile))
+        let figment = Self::figment(&source.dir, &source.profile);
+        let mut settings: Settings = figment
+            .extract()
+            .map_err(|e| ConfigError::Load(Box::new(e)))?;
+        settings.profile = source.profile.clone();
+        settings.validate()?;
+        Ok(settings)
     }
 
     /// The layered sources, without extracting them.
@@ -419,13 +435,13 @@ impl Settings {
             .merge(Env::prefixed("A2A__").split("__").lowercase(true))
     }
 
-    /// Extracts and validates settings from any figment (tests layer their own values).
-    pub fn from_figment(figment: Figment) -> Result<Settings, ConfigError> {
-        let settings: Settings = figment
-            .extract()
-            .map_err(|e| ConfigError::Load(Box::new(e)))?;
-        settings.validate()?;
-        Ok(settings)
+    /// What the skills read of the configuration.
+    pub fn skill_settings(&self) -> SkillSettings {
+        SkillSettings {
+            data_dir: self.data.dir.clone(),
+            liturgy: self.liturgy.clone(),
+            llm: self.llm.clone(),
+        }
     }
 
     /// The bind address, parsed.
@@ -565,6 +581,15 @@ impl Settings {
             return Err(ConfigError::invalid(
                 "limits.redis_timeout_ms",
                 "must be at least 1",
+            ));
+        }
+        if self.conformance.enabled
+            && self.profile == "production"
+            && !self.conformance.allow_with_production_profile
+        {
+            return Err(ConfigError::invalid(
+                "conformance.enabled",
+                "the conformance kit simulates failures and records client behaviour, so it is refused with the production profile; set A2A__CONFORMANCE__ALLOW_WITH_PRODUCTION_PROFILE=true as well if you really mean it",
             ));
         }
         if self.store.task_ttl_secs == 0 {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
@@ -28,6 +28,7 @@ use a2a_types::Response as RpcResponse;
 use crate::error::ApiError;
 use crate::http::RPC_PATH;
 use crate::limits::Decision;
+use crate::v1::{self, Wire};
 
 type IpLimiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
@@ -118,15 +119,19 @@ pub async fn protect(State(guard): State<Arc<Guard>>, request: Request, next: Ne
     }
     let ip = guard.client_ip(&request);
     if let Some(wait) = ip.and_then(|ip| guard.blocked_for(ip)) {
-        return refusal(ApiError::RateLimited {
+        let error = ApiError::RateLimited {
             retry_after_secs: Decision::retry_after_secs(wait),
             bucket: "unauthenticated",
-        });
+        };
+        return refusal(&error, request.headers());
     }
     let Ok(permit) = Arc::clone(&guard.in_flight).try_acquire_owned() else {
-        return refusal(ApiError::Overloaded {
-            retry_after_secs: 1,
-        });
+        return refusal(
+            &ApiError::Overloaded {
+                retry_after_secs: 1,
+            },
+            request.headers(),
+        );
     };
     let response = next.run(request).await;
     drop(permit);
@@ -138,11 +143,21 @@ pub async fn protect(State(guard): State<Arc<Guard>>, request: Request, next: Ne
     response
 }
 
-fn refusal(error: ApiError) -> Response {
-    let body = RpcResponse::failure(None, error.to_object("-"));
+/// Answers before the body is read, in the wire the `A2A-Version` header names.
+fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
+    let version = headers
+        .get(v1::VERSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    let (status, object) = if Wire::select(version, None).is_v1() {
+        let mapped = v1::error(error, "-");
+        (mapped.status, mapped.object)
+    } else {
+        (error.status(), error.to_object("-"))
+    };
+    let body = RpcResponse::failure(None, object);
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     let mut response = (
-        error.status(),
+        status,
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),

@@ -22,15 +22,17 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 
 use a2a_types::jsonrpc::{self, Id, Response as RpcResponse};
-use a2a_types::{AgentCapabilities, AgentCard, AgentProvider, AgentSkill};
+use a2a_types::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
 
 use crate::auth::{AuthError, Authenticator};
 use crate::config::Settings;
+use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
 use crate::limits::Decision;
 use crate::metrics::Metrics;
 use crate::service::{A2aService, Reply};
 use crate::store::TaskStore;
+use crate::v1::{self, Wire};
 
 /// The JSON-RPC endpoint path.
 pub const RPC_PATH: &str = "/api/v1/a2a";
@@ -56,6 +58,8 @@ pub struct AppState {
     pub challenge: String,
     /// Largest accepted body.
     pub max_body_bytes: usize,
+    /// The client conformance kit, when enabled.
+    pub kit: Option<Arc<Kit>>,
 }
 
 /// The router with every route and layer.
@@ -63,16 +67,24 @@ pub fn router(state: Arc<AppState>) -> Router {
     let rpc = post(rpc_handler)
         .options(preflight)
         .fallback(method_not_allowed);
-    Router::new()
+    let kit_routes = state.kit.clone().map(conformance::routes);
+    let app = Router::new()
         .route(RPC_PATH, rpc)
         .route("/.well-known/agent.json", get(serve_card))
         .route("/.well-known/agent-card.json", get(serve_card))
-        .route("/.well-known/oauth-protected-resource", get(resource_metadata))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(resource_metadata),
+        )
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .with_state(state)
-        .layer(middleware::from_fn(allow_any_origin))
+        .with_state(state);
+    let app = match kit_routes {
+        Some(routes) => app.merge(routes),
+        None => app,
+    };
+    app.layer(middleware::from_fn(allow_any_origin))
         .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
             let request_id = request
@@ -119,6 +131,11 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             streaming: false,
             push_notifications: false,
             state_transition_history: true,
+            extensions: if settings.conformance.enabled {
+                vec![conformance::card_extension(&settings.conformance)]
+            } else {
+                Vec::new()
+            },
         },
         default_input_modes: modes.clone(),
         default_output_modes: modes.clone(),
@@ -141,6 +158,18 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             })
             .collect(),
         supports_authenticated_extended_card: false,
+        supported_interfaces: vec![
+            AgentInterface {
+                url: format!("{base_url}{RPC_PATH}"),
+                protocol_binding: "JSONRPC".into(),
+                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+            },
+            AgentInterface {
+                url: format!("{base_url}{RPC_PATH}"),
+                protocol_binding: "JSONRPC".into(),
+                protocol_version: settings.agent.protocol_version.clone(),
+            },
+        ],
     }
 }
 
@@ -196,12 +225,17 @@ async fn preflight() -> Response {
         .into_response()
 }
 
-async fn method_not_allowed(State(state): State<Arc<AppState>>, method: Method) -> Response {
+async fn method_not_allowed(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
     let error = ApiError::InvalidRequest {
         message: format!("Invalid request: {method} is not allowed on {RPC_PATH}; use POST"),
         status: StatusCode::METHOD_NOT_ALLOWED,
     };
-    let mut response = error_response(&state, None, &error, "-");
+    let wire = Wire::select(version_header(&headers), None);
+    let mut response = error_response(&state, None, &error, "-", &wire);
     response
         .headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
@@ -307,14 +341,29 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The id of a body, if it parses far enough to read one.
-fn peek_id(body: &[u8]) -> Option<Id> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    match value.get("id")? {
-        Value::String(s) => Some(Id::Str(s.clone())),
-        Value::Number(n) => Some(Id::Num(n.clone())),
+/// The id and method of a body, as far as it parses: the id is echoed even on refusals, and
+/// the method chooses the wire the refusal is spelt in.
+fn peek_id_and_method(body: &[u8]) -> (Option<Id>, Option<String>) {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return (None, None);
+    };
+    let id = match value.get("id") {
+        Some(Value::String(s)) => Some(Id::Str(s.clone())),
+        Some(Value::Number(n)) => Some(Id::Num(n.clone())),
         _ => None,
-    }
+    };
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    (id, method)
+}
+
+/// The `A2A-Version` request header, when it is readable text.
+fn version_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(v1::VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
 }
 
 async fn rpc_handler(
@@ -328,10 +377,52 @@ async fn rpc_handler(
         .and_then(|axum::Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
         .unwrap_or_else(|| "-".into());
     let body = read_body(body, &headers, state.max_body_bytes).await;
-    let id_hint = match &body {
-        BodyRead::Read(bytes) => peek_id(bytes),
-        _ => None,
+    let (id_hint, method_hint) = match &body {
+        BodyRead::Read(bytes) => peek_id_and_method(bytes),
+        _ => (None, None),
     };
+    let wire = Wire::select(version_header(&headers), method_hint.as_deref());
+    let simulation = state.kit.as_ref().and_then(|kit| match &body {
+        BodyRead::Read(bytes) => kit.scenario(&headers, bytes),
+        _ => kit.scenario(&headers, b""),
+    });
+    let mut fail_skill = false;
+    match simulation {
+        Some(Simulation::Fail(simulated)) => {
+            let task_id = match &body {
+                BodyRead::Read(bytes) => serde_json::from_slice::<Value>(bytes)
+                    .ok()
+                    .and_then(|v| conformance::task_id_of(&v["params"])),
+                _ => None,
+            };
+            let method = method_hint.as_deref().unwrap_or("-");
+            let error = simulated.to_api_error(task_id);
+            return finish(
+                &state,
+                method,
+                id_hint,
+                Err(error),
+                &request_id,
+                started,
+                &wire,
+            );
+        }
+        Some(Simulation::Invalid(why)) => {
+            let error = ApiError::InvalidParams(format!("A2A-Simulate: {why}"));
+            return finish(
+                &state,
+                "-",
+                id_hint,
+                Err(error),
+                &request_id,
+                started,
+                &wire,
+            );
+        }
+        Some(Simulation::Delay(delay)) => tokio::time::sleep(delay).await,
+        Some(Simulation::SkillFailed) => fail_skill = true,
+        None => {}
+    }
 
     let principal = match state
         .authenticator
@@ -351,6 +442,7 @@ async fn rpc_handler(
                 Err(ApiError::Unauthorized(error)),
                 &request_id,
                 started,
+                &wire,
             );
         }
     };
@@ -362,6 +454,7 @@ async fn rpc_handler(
             Err(ApiError::PlanRequired),
             &request_id,
             started,
+            &wire,
         );
     }
     if !is_json(&headers) {
@@ -369,7 +462,15 @@ async fn rpc_handler(
             message: "Invalid request: Content-Type must be application/json".into(),
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
         };
-        return finish(&state, "-", id_hint, Err(error), &request_id, started);
+        return finish(
+            &state,
+            "-",
+            id_hint,
+            Err(error),
+            &request_id,
+            started,
+            &wire,
+        );
     }
     let bytes = match body {
         BodyRead::Read(bytes) => bytes,
@@ -381,14 +482,14 @@ async fn rpc_handler(
                 ),
                 status: StatusCode::PAYLOAD_TOO_LARGE,
             };
-            return finish(&state, "-", None, Err(error), &request_id, started);
+            return finish(&state, "-", None, Err(error), &request_id, started, &wire);
         }
         BodyRead::Broken => {
             let error = ApiError::InvalidRequest {
                 message: "Invalid request: the body could not be read".into(),
                 status: StatusCode::BAD_REQUEST,
             };
-            return finish(&state, "-", None, Err(error), &request_id, started);
+            return finish(&state, "-", None, Err(error), &request_id, started, &wire);
         }
     };
     let request = match jsonrpc::parse_request(&bytes) {
@@ -401,14 +502,41 @@ async fn rpc_handler(
                     status: StatusCode::OK,
                 },
             };
-            return finish(&state, "-", envelope.id, Err(error), &request_id, started);
+            return finish(
+                &state,
+                "-",
+                envelope.id,
+                Err(error),
+                &request_id,
+                started,
+                &wire,
+            );
         }
     };
     tracing::debug!(method = %request.method, user = %principal.sub, plan = principal.plan.as_str(), "call");
-    let outcome = state
-        .service
-        .call(&principal, &request.method, request.params)
-        .await;
+    let mut request = request;
+    if fail_skill {
+        conformance::mark_skill_failed(&mut request.params);
+    }
+    let outcome = match &wire {
+        Wire::V03 => {
+            state
+                .service
+                .call(&principal, &request.method, request.params)
+                .await
+        }
+        Wire::V1 => v1::call(&state.service, &principal, &request.method, request.params).await,
+        Wire::Unsupported(version) => {
+            let refusal = v1::version_not_supported(version);
+            state
+                .metrics
+                .request(&request.method, refusal.reason, started.elapsed());
+            return rpc_body(
+                refusal.status,
+                &RpcResponse::failure(Some(request.id), refusal.object),
+            );
+        }
+    };
     finish(
         &state,
         &request.method,
@@ -416,6 +544,7 @@ async fn rpc_handler(
         outcome,
         &request_id,
         started,
+        &wire,
     )
 }
 
@@ -426,6 +555,7 @@ fn finish(
     outcome: Result<Reply, ApiError>,
     request_id: &str,
     started: Instant,
+    wire: &Wire,
 ) -> Response {
     match outcome {
         Ok(reply) => {
@@ -441,7 +571,7 @@ fn finish(
             state
                 .metrics
                 .request(method, error.outcome(), started.elapsed());
-            error_response(state, id, &error, request_id)
+            error_response(state, id, &error, request_id, wire)
         }
     }
 }
@@ -451,6 +581,7 @@ fn error_response(
     id: Option<Id>,
     error: &ApiError,
     request_id: &str,
+    wire: &Wire,
 ) -> Response {
     match error {
         ApiError::Internal(detail) => {
@@ -458,22 +589,23 @@ fn error_response(
         }
         other => tracing::info!(code = other.code().code(), "refused: {other}"),
     }
-    let body = RpcResponse::failure(id, error.to_object(request_id));
-    let mut response = rpc_body(error.status(), &body);
+    let mut response = if wire.is_v1() {
+        let mapped = v1::error(error, request_id);
+        rpc_body(mapped.status, &RpcResponse::failure(id, mapped.object))
+    } else {
+        rpc_body(
+            error.status(),
+            &RpcResponse::failure(id, error.to_object(request_id)),
+        )
+    };
     let headers = response.headers_mut();
-    match error {
-        ApiError::Unauthorized(reason) => {
-            let value = www_authenticate(&state.challenge, reason);
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.insert(header::WWW_AUTHENTICATE, value);
-            }
-        }
-        ApiError::RateLimited {
-            retry_after_secs, ..
-        } => {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
-        }
-        _ => {}
+    if let ApiError::Unauthorized(reason) = error
+        && let Ok(value) = HeaderValue::from_str(&www_authenticate(&state.challenge, reason))
+    {
+        headers.insert(header::WWW_AUTHENTICATE, value);
+    }
+    if let Some(secs) = error.retry_after_secs() {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     response
 }

@@ -44,6 +44,7 @@ pub struct A2aService {
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
     context_history_tasks: usize,
+    simulations: bool,
 }
 
 impl From<StoreError> for ApiError {
@@ -69,7 +70,15 @@ impl A2aService {
             metrics,
             skill_timeout,
             context_history_tasks,
+            simulations: false,
         }
+    }
+
+    /// Honours `message.metadata.simulate = "skill_failed"` (the conformance kit): the skill
+    /// is not run and the task is stored as `failed`, exactly as a real failure.
+    pub fn with_simulations(mut self) -> Self {
+        self.simulations = true;
+        self
     }
 
     /// The registry, for the agent card.
@@ -201,7 +210,21 @@ impl A2aService {
             history,
             now: Utc::now(),
         };
-        let outcome = self.run(skill.as_ref(), request).await?;
+        let simulated_failure = self.simulations
+            && message
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("simulate"))
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.trim() == "skill_failed");
+        let outcome = if simulated_failure {
+            Err(format!(
+                "The skill `{}` failed (simulated by the conformance kit: skill_failed).",
+                skill.info().id
+            ))
+        } else {
+            self.run(skill.as_ref(), request).await?
+        };
         let message_id = message.message_id.clone();
         let is_new = continued.is_none();
         let task = build_task(message, continued, context_id, skill.info().id, outcome);

@@ -6,15 +6,14 @@
 
 pub mod calendar;
 pub mod documents;
+pub mod qa;
 pub mod readings;
 mod registry;
 pub mod saints;
 mod settings;
-mod unconfigured;
 
 pub use registry::SkillRegistry;
 pub use settings::{LiturgySettings, SkillSettings};
-pub use unconfigured::Unconfigured;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

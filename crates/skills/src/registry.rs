@@ -44,15 +44,33 @@ impl SkillRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Unconfigured, catalog};
+    use crate::{SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
+    use async_trait::async_trait;
+
+    struct Named(SkillInfo);
+
+    #[async_trait]
+    impl Skill for Named {
+        fn info(&self) -> &SkillInfo {
+            &self.0
+        }
+
+        async fn run(&self, _request: SkillRequest) -> Result<SkillOutput, SkillError> {
+            Err(SkillError::Failed(self.0.id.into()))
+        }
+    }
 
     #[test]
     fn register_replaces_by_id_and_keeps_order() {
         let mut r = SkillRegistry::new();
         for info in catalog::ALL {
-            r.register(Arc::new(Unconfigured::new(info)));
+            r.register(Arc::new(Named(info)));
         }
-        r.register(Arc::new(Unconfigured::new(catalog::DOCUMENT_SEARCH)));
+        let replacement = SkillInfo {
+            name: "Replacement",
+            ..catalog::DOCUMENT_SEARCH
+        };
+        r.register(Arc::new(Named(replacement)));
         assert_eq!(
             r.ids(),
             vec![
@@ -63,6 +81,7 @@ mod tests {
                 "saints_of_the_day"
             ]
         );
+        assert_eq!(r.get("document_search").unwrap().info().name, "Replacement");
         assert!(r.get("nope").is_none());
     }
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::qa::LlmSettings;
+
 /// Calendar options of a deployment. The General Roman Calendar keeps all three on their
 /// weekdays; many national calendars move them to Sunday.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,4 +39,6 @@ pub struct SkillSettings {
     pub data_dir: PathBuf,
     /// Calendar options.
     pub liturgy: LiturgySettings,
+    /// The language model behind `catholic_qa` (none: extractive answers).
+    pub llm: LlmSettings,
 }

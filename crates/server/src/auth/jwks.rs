@@ -5,6 +5,7 @@
 //! of fetches. A failed fetch keeps the keys we had.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,7 @@ pub struct JwksCache {
     min_refresh: Duration,
     keys: RwLock<Arc<HashMap<String, SigningKey>>>,
     refresh: tokio::sync::Mutex<Option<Instant>>,
+    generation: AtomicU64,
 }
 
 impl JwksCache {
@@ -41,7 +43,14 @@ impl JwksCache {
             min_refresh,
             keys: RwLock::new(Arc::new(HashMap::new())),
             refresh: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
         })
+    }
+
+    /// Changes whenever the key set is replaced, so verifications cached under an older key
+    /// set are not trusted (a key removed from the JWKS stops working at once).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// How many keys are cached (for readiness and metrics).
@@ -80,6 +89,7 @@ impl JwksCache {
                     Err(poisoned) => poisoned.into_inner(),
                 };
                 *slot = Arc::new(keys);
+                self.generation.fetch_add(1, Ordering::Release);
                 Ok(true)
             }
             Err(e) => {

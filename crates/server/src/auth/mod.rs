@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::config::{AuthMode, AuthSettings};
 pub use jwks::JwksCache;
@@ -110,13 +111,50 @@ enum Verifier {
     Disabled(Principal),
 }
 
+/// What every token must satisfy besides its signature.
+struct ClaimChecks {
+    issuer: Option<String>,
+    audience: Option<String>,
+    leeway: u64,
+}
+
+impl ClaimChecks {
+    /// The checks for a token signed with `alg`: only that algorithm, `exp` and `sub` required,
+    /// `nbf` honoured, `iss` and `aud` when configured.
+    fn validation(&self, alg: Algorithm) -> Validation {
+        let mut validation = Validation::new(alg);
+        validation.leeway = self.leeway;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        match &self.issuer {
+            Some(iss) => validation.set_issuer(&[iss]),
+            None => validation.iss = None,
+        }
+        match &self.audience {
+            Some(aud) => validation.set_audience(&[aud]),
+            None => validation.validate_aud = false,
+        }
+        validation
+    }
+}
+
 /// Verifies tokens according to the configured mode.
 pub struct Authenticator {
     verifier: Verifier,
     plan_claim: String,
-    issuer: Option<String>,
-    audience: Option<String>,
-    leeway: u64,
+    checks: ClaimChecks,
+    /// Tokens already verified, by SHA-256 (never the token itself), with their `exp`: a client
+    /// sends the same token on every call, and an RS256 check costs tens of microseconds.
+    /// Bounded in entries, living at most a minute, and dropped when the JWKS key set changes.
+    verified: moka::sync::Cache<[u8; 32], Verified>,
+}
+
+/// A token that verified, until its `exp`, under one JWKS key set.
+#[derive(Clone)]
+struct Verified {
+    principal: Principal,
+    expires: u64,
+    generation: u64,
 }
 
 impl Authenticator {
@@ -126,12 +164,17 @@ impl Authenticator {
         settings: &AuthSettings,
         hs256_secret: Option<&str>,
     ) -> Result<Self, AuthSetupError> {
+        let checks = ClaimChecks {
+            issuer: settings.issuer.clone(),
+            audience: settings.audience.clone(),
+            leeway: settings.leeway_secs,
+        };
         let verifier = match settings.mode {
             AuthMode::Hs256 => {
                 let secret = hs256_secret.ok_or(AuthSetupError::MissingSecret)?;
                 let key = DecodingKey::from_secret(secret.as_bytes())
                     .map_err(|e| AuthSetupError::Key(e.to_string()))?;
-                Verifier::Hs256(Box::new((key, validation_for(Algorithm::HS256, settings))))
+                Verifier::Hs256(Box::new((key, checks.validation(Algorithm::HS256))))
             }
             AuthMode::Jwks => {
                 let url = settings
@@ -151,9 +194,11 @@ impl Authenticator {
         Ok(Authenticator {
             verifier,
             plan_claim: settings.plan_claim.clone(),
-            issuer: settings.issuer.clone(),
-            audience: settings.audience.clone(),
-            leeway: settings.leeway_secs,
+            checks,
+            verified: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(60))
+                .build(),
         })
     }
 
@@ -167,32 +212,49 @@ impl Authenticator {
 
     /// Checks an `Authorization` header value and returns the caller.
     pub async fn authenticate(&self, header: Option<&[u8]>) -> Result<Principal, AuthError> {
+        if let Verifier::Disabled(principal) = &self.verifier {
+            return Ok(principal.clone());
+        }
+        let token = bearer_token(header)?;
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let generation = self.key_generation();
+        if let Some(cached) = self.verified.get(&digest)
+            && unix_now() < cached.expires
+            && cached.generation == generation
+        {
+            return Ok(cached.principal);
+        }
         let claims = match &self.verifier {
             Verifier::Disabled(principal) => return Ok(principal.clone()),
             Verifier::Hs256(hs256) => {
                 let (key, validation) = hs256.as_ref();
-                decode_claims(bearer_token(header)?, key, validation)?
+                decode_claims(token, key, validation)?
             }
             Verifier::Jwks(cache) => {
-                let token = bearer_token(header)?;
                 let header = jsonwebtoken::decode_header(token)
                     .map_err(|e| AuthError::Invalid(describe(&e)))?;
                 let (key, alg) = cache.key_for(header.kid.as_deref(), header.alg).await?;
-                decode_claims(token, &key, &self.validation(alg))?
+                decode_claims(token, &key, &self.checks.validation(alg))?
             }
         };
-        self.principal(claims)
+        let expires = claims.get("exp").and_then(Value::as_u64);
+        let principal = self.principal(claims)?;
+        if let Some(expires) = expires {
+            let cached = Verified {
+                principal: principal.clone(),
+                expires,
+                generation,
+            };
+            self.verified.insert(digest, cached);
+        }
+        Ok(principal)
     }
 
-    fn validation(&self, alg: Algorithm) -> Validation {
-        let mut validation = Validation::new(alg);
-        configure(
-            &mut validation,
-            self.issuer.as_deref(),
-            self.audience.as_deref(),
-            self.leeway,
-        );
-        validation
+    fn key_generation(&self) -> u64 {
+        match &self.verifier {
+            Verifier::Jwks(cache) => cache.generation(),
+            _ => 0,
+        }
     }
 
     fn principal(&self, claims: Map<String, Value>) -> Result<Principal, AuthError> {
@@ -240,36 +302,6 @@ fn bearer_token(header: Option<&[u8]>) -> Result<&str, AuthError> {
     Ok(token)
 }
 
-fn validation_for(alg: Algorithm, settings: &AuthSettings) -> Validation {
-    let mut validation = Validation::new(alg);
-    configure(
-        &mut validation,
-        settings.issuer.as_deref(),
-        settings.audience.as_deref(),
-        settings.leeway_secs,
-    );
-    validation
-}
-
-fn configure(
-    validation: &mut Validation,
-    issuer: Option<&str>,
-    audience: Option<&str>,
-    leeway: u64,
-) {
-    validation.leeway = leeway;
-    validation.validate_nbf = true;
-    validation.set_required_spec_claims(&["exp", "sub"]);
-    match issuer {
-        Some(iss) => validation.set_issuer(&[iss]),
-        None => validation.iss = None,
-    }
-    match audience {
-        Some(aud) => validation.set_audience(&[aud]),
-        None => validation.validate_aud = false,
-    }
-}
-
 fn decode_claims(
     token: &str,
     key: &DecodingKey,
@@ -278,6 +310,13 @@ fn decode_claims(
     jsonwebtoken::decode::<Map<String, Value>>(token, key, validation)
         .map(|data| data.claims)
         .map_err(|e| AuthError::Invalid(describe(&e)))
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 /// A short, secret-free description of a verification failure.
@@ -325,10 +364,7 @@ pub fn mint_hs256(
     plan: Plan,
     ttl: Duration,
 ) -> Result<String, AuthSetupError> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
+    let now = unix_now();
     let mut plan_claim = Map::new();
     plan_claim.insert(
         settings.plan_claim.clone(),

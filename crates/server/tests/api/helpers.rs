@@ -13,9 +13,7 @@ use magisterium_a2a::config::{Settings, StoreBackend};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
-use skills::{
-    Bucket, Skill, SkillError, SkillInfo, SkillOutput, SkillRegistry, SkillRequest, SkillSettings,
-};
+use skills::{Bucket, Skill, SkillError, SkillInfo, SkillOutput, SkillRegistry, SkillRequest};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 
@@ -150,11 +148,7 @@ impl Skill for TestSkill {
 
 /// The real registry plus the test skills.
 pub fn registry(settings: &Settings) -> SkillRegistry {
-    let mut registry = skill_registry(&SkillSettings {
-        data_dir: settings.data.dir.clone(),
-        liturgy: settings.liturgy.clone(),
-    })
-    .expect("the skills load");
+    let mut registry = skill_registry(&settings.skill_settings()).expect("the skills load");
     for info in [ECHO, EXPENSIVE_ECHO, PANIC, SLOW, FAIL] {
         registry.register(Arc::new(TestSkill { info }));
     }

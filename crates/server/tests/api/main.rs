@@ -3,6 +3,7 @@
 mod abuse;
 mod auth;
 mod bad_input;
+mod conformance;
 mod errors;
 mod helpers;
 mod limits;
@@ -10,3 +11,4 @@ mod operations;
 mod scale;
 mod skills;
 mod stores;
+mod v1;

@@ -1,0 +1,513 @@
+//! The A2A 1.0 JSON-RPC wire beside 0.3 on the same endpoint: which wire a request speaks, the
+//! 1.0 methods over the same [`A2aService`] (so one store and one registry serve both), and the
+//! mapping of every [`ApiError`] to a 1.0 error (code, `google.rpc.ErrorInfo` reason, HTTP status).
+//!
+//! The 0.3 wire keeps this project's documented codes; 1.0 clients get the 1.0 codes, so that
+//! their SDKs raise the right error classes (`-32002` is "task not cancelable" there, never
+//! "skill not found"). Conditions A2A does not define (unauthorized, plan required, rate limited)
+//! (and a shed overload) use the implementation-defined JSON-RPC code `-32000`, outside the range
+//! A2A reserves, and are told apart by the HTTP status and the `reason`.
+
+use a2a_types::jsonrpc::ErrorObject;
+use a2a_types::v1::{
+    self, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, V1Role,
+    V1Task,
+};
+use a2a_types::{MessageSendParams, Task, TaskIdParams, TaskQueryParams};
+use axum::http::StatusCode;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::service::{A2aService, Reply};
+
+/// The request header that names the A2A version a client speaks (absent means 0.3).
+pub const VERSION_HEADER: &str = "a2a-version";
+
+/// The 1.0 methods this server implements.
+pub const METHODS: [&str; 3] = ["SendMessage", "GetTask", "CancelTask"];
+
+/// 1.0 methods this synchronous server does not offer, with the 1.0 error each one gets.
+const UNSUPPORTED_METHODS: [(&str, Unsupported); 10] = [
+    ("SendStreamingMessage", Unsupported::Operation),
+    ("SubscribeToTask", Unsupported::Operation),
+    ("ListTasks", Unsupported::Operation),
+    ("CreateTaskPushNotificationConfig", Unsupported::Push),
+    ("GetTaskPushNotificationConfig", Unsupported::Push),
+    ("ListTaskPushNotificationConfigs", Unsupported::Push),
+    ("DeleteTaskPushNotificationConfig", Unsupported::Push),
+    ("GetExtendedAgentCard", Unsupported::ExtendedCard),
+    ("SetTaskPushNotificationConfig", Unsupported::Push),
+    ("ListTaskPushNotificationConfig", Unsupported::Push),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Unsupported {
+    Operation,
+    Push,
+    ExtendedCard,
+}
+
+/// The 0.3 method names, which keep a request on the 0.3 wire whatever its header says.
+const V03_METHODS: [&str; 9] = [
+    "message/send",
+    "message/stream",
+    "tasks/get",
+    "tasks/cancel",
+    "tasks/resubscribe",
+    "tasks/pushNotificationConfig/set",
+    "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/list",
+    "tasks/pushNotificationConfig/delete",
+];
+
+/// Which JSON-RPC wire a request speaks, and so how its answer (errors included) is spelt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wire {
+    /// A2A 0.3 (`message/send`, `kind`-tagged objects, this project's error codes).
+    V03,
+    /// A2A 1.0 (`SendMessage`, no `kind`, wrapped results, `ErrorInfo` errors).
+    V1,
+    /// The `A2A-Version` header names a version this server does not speak; answered in 1.0
+    /// terms with `VersionNotSupportedError`.
+    Unsupported(String),
+}
+
+impl Wire {
+    /// Chooses the wire. A method name of either version decides; otherwise (unknown methods,
+    /// unreadable bodies, refusals before the body is read) the `A2A-Version` header does, a
+    /// missing header meaning 0.3 as A2A 1.0 prescribes.
+    pub fn select(version_header: Option<&str>, method: Option<&str>) -> Wire {
+        let by_header = match version_header.map(str::trim) {
+            None | Some("") => Wire::V03,
+            Some(version) => match major_minor(version) {
+                Some((0, _)) => Wire::V03,
+                Some((1, 0)) => Wire::V1,
+                _ => Wire::Unsupported(version.to_string()),
+            },
+        };
+        if matches!(by_header, Wire::Unsupported(_)) {
+            return by_header;
+        }
+        match method {
+            Some(m) if is_v1_method(m) => Wire::V1,
+            Some(m) if V03_METHODS.contains(&m) => Wire::V03,
+            _ => by_header,
+        }
+    }
+
+    /// Whether answers are spelt in 1.0 terms.
+    pub fn is_v1(&self) -> bool {
+        !matches!(self, Wire::V03)
+    }
+}
+
+fn is_v1_method(method: &str) -> bool {
+    METHODS.contains(&method) || UNSUPPORTED_METHODS.iter().any(|(name, _)| *name == method)
+}
+
+fn major_minor(version: &str) -> Option<(u64, u64)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.trim().parse().ok()?;
+    let minor = match parts.next() {
+        Some(minor) => minor.trim().parse().ok()?,
+        None => 0,
+    };
+    Some((major, minor))
+}
+
+/// Runs one 1.0 method: translates the params to the 0.3 form the service speaks, runs it,
+/// and translates the task back.
+pub async fn call(
+    service: &A2aService,
+    principal: &Principal,
+    method: &str,
+    params: Value,
+) -> Result<Reply, ApiError> {
+    match method {
+        "SendMessage" => {
+            let request: SendMessageRequest = parse_params(params)?;
+            if request.message.role != V1Role::User {
+                return Err(ApiError::InvalidParams(
+                    "message.role must be ROLE_USER".into(),
+                ));
+            }
+            let params = MessageSendParams::try_from(request)
+                .map_err(|e| ApiError::InvalidParams(e.to_string()))?;
+            let reply = service
+                .call(principal, "message/send", to_value(&params)?)
+                .await?;
+            let task = v1_task(reply.result)?;
+            Ok(Reply {
+                result: to_value(&SendMessageResponse { task })?,
+                rate: reply.rate,
+            })
+        }
+        "GetTask" => {
+            let request: GetTaskRequest = parse_params(params)?;
+            let params = TaskQueryParams::from(request);
+            let reply = service
+                .call(principal, "tasks/get", to_value(&params)?)
+                .await?;
+            Ok(Reply {
+                result: to_value(&v1_task(reply.result)?)?,
+                rate: None,
+            })
+        }
+        "CancelTask" => {
+            let request: CancelTaskRequest = parse_params(params)?;
+            let params = TaskIdParams::from(request);
+            let reply = service
+                .call(principal, "tasks/cancel", to_value(&params)?)
+                .await?;
+            Ok(Reply {
+                result: to_value(&v1_task(reply.result)?)?,
+                rate: None,
+            })
+        }
+        other => Err(ApiError::MethodNotFound(other.to_string())),
+    }
+}
+
+fn v1_task(result: Value) -> Result<V1Task, ApiError> {
+    let task: Task = serde_json::from_value(result)
+        .map_err(|e| ApiError::Internal(format!("a stored task does not parse: {e}")))?;
+    Ok(V1Task::from(task))
+}
+
+fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
+    if !params.is_object() {
+        return Err(ApiError::InvalidParams("params must be an object".into()));
+    }
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ApiError::InvalidParams(inner.to_string())
+        } else {
+            ApiError::InvalidParams(format!("{path}: {inner}"))
+        }
+    })
+}
+
+fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// The JSON-RPC code Magisterium-only refusals use on the 1.0 wire: implementation-defined,
+/// outside the `-32001..-32099` range that A2A keeps for its own errors.
+pub const SERVER_ERROR_CODE: i64 = -32000;
+
+/// A 1.0 error: its code, reason and HTTP status, and the error object to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct V1Error {
+    /// The HTTP status of the response.
+    pub status: StatusCode,
+    /// The `ErrorInfo` reason, also the metrics label.
+    pub reason: &'static str,
+    /// The JSON-RPC error object.
+    pub object: ErrorObject,
+}
+
+/// The 1.0 form of a failure. `request_id` is attached to internal errors so an operator can
+/// find the logged cause.
+pub fn error(error: &ApiError, request_id: &str) -> V1Error {
+    let mut metadata = Map::new();
+    let (code, reason, status, message) = match error {
+        ApiError::Parse(message) => (-32700, "PARSE_ERROR", StatusCode::OK, message.clone()),
+        ApiError::InvalidRequest { message, status } => {
+            (-32600, "INVALID_REQUEST", *status, message.clone())
+        }
+        ApiError::MethodNotFound(method) => {
+            metadata.insert("method".into(), Value::String(method.clone()));
+            match UNSUPPORTED_METHODS.iter().find(|(name, _)| name == method) {
+                Some((_, Unsupported::Operation)) => (
+                    -32004,
+                    "UNSUPPORTED_OPERATION",
+                    StatusCode::OK,
+                    format!(
+                        "This operation is not supported: {method}; SendMessage answers with a finished task, and nothing is streamed or listed"
+                    ),
+                ),
+                Some((_, Unsupported::Push)) => (
+                    -32003,
+                    "PUSH_NOTIFICATION_NOT_SUPPORTED",
+                    StatusCode::OK,
+                    format!("Push Notification is not supported: {method}"),
+                ),
+                Some((_, Unsupported::ExtendedCard)) => (
+                    -32007,
+                    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+                    StatusCode::OK,
+                    "Extended agent card is not configured: the public card is complete".into(),
+                ),
+                None => (
+                    -32601,
+                    "METHOD_NOT_FOUND",
+                    StatusCode::OK,
+                    error.to_string(),
+                ),
+            }
+        }
+        ApiError::InvalidParams(_) => (-32602, "INVALID_PARAMS", StatusCode::OK, error.to_string()),
+        ApiError::InvalidStateTransition(state) => {
+            metadata.insert("state".into(), Value::String((*state).into()));
+            (
+                -32002,
+                "TASK_NOT_CANCELABLE",
+                StatusCode::OK,
+                format!("Task cannot be canceled: the task is already {state}"),
+            )
+        }
+        ApiError::TaskNotFound(id) => {
+            metadata.insert("taskId".into(), Value::String(id.clone()));
+            (-32001, "TASK_NOT_FOUND", StatusCode::OK, error.to_string())
+        }
+        ApiError::SkillNotFound {
+            requested,
+            available,
+        } => {
+            metadata.insert("skillId".into(), Value::String(requested.clone()));
+            metadata.insert("availableSkills".into(), Value::from(available.clone()));
+            (
+                -32602,
+                "SKILL_NOT_FOUND",
+                StatusCode::OK,
+                format!(
+                    "Invalid params: skill not found: {requested}; available skills: {}",
+                    available.join(", ")
+                ),
+            )
+        }
+        ApiError::RateLimited {
+            retry_after_secs,
+            bucket,
+        } => {
+            metadata.insert("retryAfter".into(), Value::from(*retry_after_secs));
+            metadata.insert("bucket".into(), Value::String((*bucket).into()));
+            (
+                SERVER_ERROR_CODE,
+                "RATE_LIMITED",
+                StatusCode::TOO_MANY_REQUESTS,
+                error.to_string(),
+            )
+        }
+        ApiError::Overloaded { retry_after_secs } => {
+            metadata.insert("retryAfter".into(), Value::from(*retry_after_secs));
+            (
+                SERVER_ERROR_CODE,
+                "OVERLOADED",
+                StatusCode::SERVICE_UNAVAILABLE,
+                error.to_string(),
+            )
+        }
+        ApiError::Unauthorized(reason) => (
+            SERVER_ERROR_CODE,
+            "UNAUTHORIZED",
+            StatusCode::UNAUTHORIZED,
+            format!("Unauthorized: {reason}"),
+        ),
+        ApiError::PlanRequired => (
+            SERVER_ERROR_CODE,
+            "PLAN_REQUIRED",
+            StatusCode::FORBIDDEN,
+            format!("Paid plan required: {error}"),
+        ),
+        ApiError::Internal(_) => {
+            metadata.insert("requestId".into(), Value::String(request_id.into()));
+            (
+                -32603,
+                "INTERNAL_ERROR",
+                StatusCode::OK,
+                "Internal error: an unexpected fault occurred; it has been logged".into(),
+            )
+        }
+    };
+    V1Error {
+        status,
+        reason,
+        object: ErrorObject {
+            code,
+            message,
+            data: Some(v1::error_info(reason, &metadata)),
+        },
+    }
+}
+
+/// The answer to a request whose `A2A-Version` this server does not speak.
+pub fn version_not_supported(version: &str) -> V1Error {
+    let mut metadata = Map::new();
+    metadata.insert("requestedVersion".into(), Value::String(version.into()));
+    metadata.insert(
+        "supportedVersions".into(),
+        Value::String(format!("0.3,{}", v1::PROTOCOL_VERSION)),
+    );
+    let reason = "VERSION_NOT_SUPPORTED";
+    V1Error {
+        status: StatusCode::OK,
+        reason,
+        object: ErrorObject {
+            code: -32009,
+            message: format!(
+                "Version not supported: A2A-Version `{version}`; this server speaks 0.3 and 1.0"
+            ),
+            data: Some(v1::error_info(reason, &metadata)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::AuthError;
+
+    #[test]
+    fn wire_follows_the_method_then_the_header() {
+        assert_eq!(Wire::select(None, Some("SendMessage")), Wire::V1);
+        assert_eq!(Wire::select(Some("0.3"), Some("GetTask")), Wire::V1);
+        assert_eq!(Wire::select(Some("1.0"), Some("message/send")), Wire::V03);
+        assert_eq!(Wire::select(None, Some("nope")), Wire::V03);
+        assert_eq!(Wire::select(Some("1.0"), Some("nope")), Wire::V1);
+        assert_eq!(Wire::select(Some("1.0.1"), None), Wire::V1);
+        assert_eq!(Wire::select(Some(" 0.3 "), None), Wire::V03);
+        assert_eq!(Wire::select(Some(""), None), Wire::V03);
+        assert_eq!(
+            Wire::select(Some("2.0"), Some("SendMessage")),
+            Wire::Unsupported("2.0".into())
+        );
+        assert_eq!(
+            Wire::select(Some("banana"), None),
+            Wire::Unsupported("banana".into())
+        );
+        assert!(Wire::Unsupported("9".into()).is_v1());
+        assert!(!Wire::V03.is_v1());
+    }
+
+    #[test]
+    fn every_error_has_its_1_0_code_reason_and_status() {
+        let cases = [
+            (ApiError::Parse("x".into()), -32700, "PARSE_ERROR", 200),
+            (
+                ApiError::InvalidRequest {
+                    message: "x".into(),
+                    status: StatusCode::PAYLOAD_TOO_LARGE,
+                },
+                -32600,
+                "INVALID_REQUEST",
+                413,
+            ),
+            (
+                ApiError::MethodNotFound("Nope".into()),
+                -32601,
+                "METHOD_NOT_FOUND",
+                200,
+            ),
+            (
+                ApiError::MethodNotFound("SendStreamingMessage".into()),
+                -32004,
+                "UNSUPPORTED_OPERATION",
+                200,
+            ),
+            (
+                ApiError::MethodNotFound("CreateTaskPushNotificationConfig".into()),
+                -32003,
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+                200,
+            ),
+            (
+                ApiError::MethodNotFound("GetExtendedAgentCard".into()),
+                -32007,
+                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+                200,
+            ),
+            (
+                ApiError::InvalidParams("x".into()),
+                -32602,
+                "INVALID_PARAMS",
+                200,
+            ),
+            (
+                ApiError::InvalidStateTransition("completed"),
+                -32002,
+                "TASK_NOT_CANCELABLE",
+                200,
+            ),
+            (
+                ApiError::TaskNotFound("t".into()),
+                -32001,
+                "TASK_NOT_FOUND",
+                200,
+            ),
+            (
+                ApiError::SkillNotFound {
+                    requested: "nope".into(),
+                    available: vec!["a", "b"],
+                },
+                -32602,
+                "SKILL_NOT_FOUND",
+                200,
+            ),
+            (
+                ApiError::RateLimited {
+                    retry_after_secs: 4,
+                    bucket: "default",
+                },
+                -32000,
+                "RATE_LIMITED",
+                429,
+            ),
+            (
+                ApiError::Unauthorized(AuthError::Missing),
+                -32000,
+                "UNAUTHORIZED",
+                401,
+            ),
+            (ApiError::PlanRequired, -32000, "PLAN_REQUIRED", 403),
+            (
+                ApiError::Overloaded {
+                    retry_after_secs: 2,
+                },
+                -32000,
+                "OVERLOADED",
+                503,
+            ),
+            (
+                ApiError::Internal("secret".into()),
+                -32603,
+                "INTERNAL_ERROR",
+                200,
+            ),
+        ];
+        for (api_error, code, reason, status) in cases {
+            let mapped = error(&api_error, "req-1");
+            assert_eq!(mapped.object.code, code, "{api_error:?}");
+            assert_eq!(mapped.reason, reason);
+            assert_eq!(mapped.status.as_u16(), status, "{api_error:?}");
+            let data = mapped.object.data.unwrap();
+            assert_eq!(data[0]["reason"], reason);
+            assert_eq!(data[0]["domain"], "a2a-protocol.org");
+            assert_eq!(data[0]["@type"], v1::ERROR_INFO_TYPE);
+        }
+        let skill = error(
+            &ApiError::SkillNotFound {
+                requested: "nope".into(),
+                available: vec!["a", "b"],
+            },
+            "-",
+        );
+        assert_eq!(
+            skill.object.data.unwrap()[0]["metadata"]["availableSkills"],
+            "a,b"
+        );
+        let internal = error(&ApiError::Internal("secret".into()), "req-9");
+        assert!(!internal.object.message.contains("secret"));
+        assert_eq!(
+            internal.object.data.unwrap()[0]["metadata"]["requestId"],
+            "req-9"
+        );
+        let version = version_not_supported("2.0");
+        assert_eq!(version.object.code, -32009);
+    }
+}

@@ -1,0 +1,627 @@
+//! The answering backend: any OpenAI-compatible `POST {base_url}/chat/completions` endpoint
+//! (a hosted service, vLLM, llama.cpp's server, Ollama).
+//!
+//! The client never lets the backend's own words reach a user: whatever goes wrong (down, slow,
+//! overloaded, malformed reply) becomes a [`BackendFailure`], whose user message names the kind
+//! of failure only. Error bodies may hold keys, URLs or stack traces, so they go to the log,
+//! shortened and with the api key masked, and nowhere else.
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, RETRY_AFTER};
+use reqwest::{StatusCode, Url};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How the server reaches its answering model (`[llm]` in the config, `A2A__LLM__*` in the
+/// environment). Without a `base_url` `catholic_qa` answers extractively, so a fresh install
+/// works with no model at all.
+///
+/// `Debug` masks the api key and any credentials in the URL, so the settings can be logged.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The API root, e.g. `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. `None`
+    /// (or an empty string) selects the extractive mode.
+    pub base_url: Option<String>,
+    /// The model name the backend expects; required when `base_url` is set.
+    pub model: String,
+    /// Sent as `Authorization: Bearer …` when set; local servers usually need none.
+    pub api_key: Option<String>,
+    /// Longest wait for one attempt, connection included, in seconds.
+    pub timeout_secs: u64,
+    /// Extra attempts after a 429, a 5xx or a failed connection.
+    pub max_retries: u32,
+    /// Budget for the whole prompt (instructions, passages, history, question), estimated at
+    /// four characters a token, so that small local models are not overrun.
+    pub max_context_tokens: usize,
+    /// Longest answer the backend may write (`max_tokens`).
+    pub max_answer_tokens: u32,
+    /// Sampling temperature; low values keep answers close to the passages.
+    pub temperature: f32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            base_url: None,
+            model: String::new(),
+            api_key: None,
+            timeout_secs: 30,
+            max_retries: 2,
+            max_context_tokens: 6000,
+            max_answer_tokens: 800,
+            temperature: 0.2,
+        }
+    }
+}
+
+impl fmt::Debug for LlmSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LlmSettings")
+            .field("base_url", &self.base_url.as_deref().map(redacted_url))
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("timeout_secs", &self.timeout_secs)
+            .field("max_retries", &self.max_retries)
+            .field("max_context_tokens", &self.max_context_tokens)
+            .field("max_answer_tokens", &self.max_answer_tokens)
+            .field("temperature", &self.temperature)
+            .finish()
+    }
+}
+
+impl LlmSettings {
+    /// The configured base URL, with an empty string read as "not configured" (so that
+    /// `A2A__LLM__BASE_URL=` switches the backend off).
+    pub fn configured_base_url(&self) -> Option<&str> {
+        self.base_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+    }
+}
+
+/// A URL fit for logs and messages: user name and password removed.
+pub(crate) fn redacted_url(raw: &str) -> String {
+    match Url::parse(raw.trim()) {
+        Ok(mut url) => {
+            if !url.username().is_empty() || url.password().is_some() {
+                // Both calls only fail for URLs that cannot have credentials at all.
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+            }
+            url.to_string()
+        }
+        Err(_) => "[not a valid URL]".to_string(),
+    }
+}
+
+/// Longest `Retry-After` the client is willing to sleep through: beyond it, the user is better
+/// served by a prompt "try again later" than by a request that hangs.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+/// First backoff step; each retry doubles it.
+const BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// Longest backoff step.
+const BACKOFF_CAP: Duration = Duration::from_secs(8);
+/// Largest reply body read: a chat completion is a few kilobytes, anything far bigger is broken.
+const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+/// How much of an error body the log keeps.
+const LOGGED_BODY_CHARS: usize = 300;
+
+/// Who said one message of the chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One message of the chat sent to the backend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+/// What the backend answered.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Completion {
+    /// The answer text, markers as the model wrote them.
+    pub content: String,
+    /// The model that answered, as the backend names it (falls back to the configured name).
+    pub model: String,
+}
+
+/// Why the backend gave no usable answer. Only the kind is ever shown to users.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BackendFailure {
+    /// No reply within the timeout.
+    Timeout,
+    /// No connection could be made (down, wrong host or port).
+    Unreachable,
+    /// 429 after every retry.
+    Busy,
+    /// 5xx after every retry.
+    ServerError,
+    /// 401 or 403: the operator's key is wrong or missing.
+    Credentials,
+    /// Another 4xx: the backend refused the request (unknown model, prompt too long).
+    Refused,
+    /// A 2xx reply that is not a chat completion.
+    Malformed,
+    /// A chat completion with no text.
+    Empty,
+}
+
+impl BackendFailure {
+    /// The text of the `failed` task: says the answering service is unavailable and what kind
+    /// of failure it was, and nothing the backend said.
+    pub(crate) fn user_message(&self, timeout_secs: u64) -> String {
+        let reason = match self {
+            BackendFailure::Timeout if timeout_secs == 1 => {
+                "it did not answer within 1 second".to_string()
+            }
+            BackendFailure::Timeout => {
+                format!("it did not answer within {timeout_secs} seconds")
+            }
+            BackendFailure::Unreachable => "it could not be reached".to_string(),
+            BackendFailure::Busy => "it is overloaded".to_string(),
+            BackendFailure::ServerError => "it reported an internal error".to_string(),
+            BackendFailure::Credentials => {
+                "it refused this server's credentials, so the operator should check the [llm] api_key"
+                    .to_string()
+            }
+            BackendFailure::Refused => {
+                "it refused the request, so the operator should check the [llm] model".to_string()
+            }
+            BackendFailure::Malformed => "its reply could not be read".to_string(),
+            BackendFailure::Empty => "it returned an empty answer".to_string(),
+        };
+        format!(
+            "The answering service is unavailable right now: {reason}. Try again later, or use document_search to read the passages directly."
+        )
+    }
+}
+
+/// One attempt's outcome when it failed.
+enum AttemptFailure {
+    /// Worth another try (429, 5xx, connection failure), after `retry_after` if the backend
+    /// asked for a delay.
+    Retryable {
+        failure: BackendFailure,
+        retry_after: Option<Duration>,
+    },
+    /// Trying again would give the same result.
+    Final(BackendFailure),
+}
+
+/// A chat-completions client with timeouts and bounded, backed-off retries.
+pub(crate) struct LlmClient {
+    http: reqwest::Client,
+    endpoint: Url,
+    model: String,
+    api_key: Option<String>,
+    max_retries: u32,
+    max_answer_tokens: u32,
+    temperature: f32,
+    timeout_secs: u64,
+    /// First backoff step; a field so that tests can shorten it.
+    pub(crate) backoff_base: Duration,
+}
+
+/// Why settings cannot make a client; shown to the operator at start-up.
+pub(crate) fn check_settings(settings: &LlmSettings, base_url: &str) -> Result<Url, String> {
+    let shown = redacted_url(base_url);
+    let base = Url::parse(base_url).map_err(|_| {
+        format!("[llm] base_url `{shown}` is not a URL (expected e.g. http://127.0.0.1:11434/v1)")
+    })?;
+    if !matches!(base.scheme(), "http" | "https") {
+        return Err(format!(
+            "[llm] base_url `{shown}` must start with http:// or https://"
+        ));
+    }
+    if settings.model.trim().is_empty() {
+        return Err(
+            "[llm] model is empty: name the model the backend serves (e.g. llama3.1:8b)"
+                .to_string(),
+        );
+    }
+    if settings.timeout_secs == 0 {
+        return Err("[llm] timeout_secs must be at least 1".to_string());
+    }
+    if settings.max_answer_tokens == 0 {
+        return Err("[llm] max_answer_tokens must be at least 1".to_string());
+    }
+    if !(0.0..=2.0).contains(&settings.temperature) {
+        return Err(format!(
+            "[llm] temperature must be between 0 and 2, not {}",
+            settings.temperature
+        ));
+    }
+    let joined = format!("{}/chat/completions", base.as_str().trim_end_matches('/'));
+    Url::parse(&joined).map_err(|_| format!("[llm] base_url `{shown}` cannot take a path"))
+}
+
+impl LlmClient {
+    /// A client for the endpoint `check_settings` accepted.
+    pub(crate) fn new(settings: &LlmSettings, endpoint: Url) -> Result<LlmClient, String> {
+        // reqwest is built without a bundled TLS provider; install the process default unless
+        // the embedding program already chose one.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let timeout = Duration::from_secs(settings.timeout_secs);
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| format!("the HTTP client for [llm] could not be built: {e}"))?;
+        Ok(LlmClient {
+            http,
+            endpoint,
+            model: settings.model.trim().to_string(),
+            api_key: settings
+                .api_key
+                .as_deref()
+                .map(str::trim)
+                .filter(|key| !key.is_empty())
+                .map(str::to_string),
+            max_retries: settings.max_retries,
+            max_answer_tokens: settings.max_answer_tokens,
+            temperature: settings.temperature,
+            timeout_secs: settings.timeout_secs,
+            backoff_base: BACKOFF_BASE,
+        })
+    }
+
+    /// The per-attempt timeout, for the user message of a timeout.
+    pub(crate) fn timeout_secs(&self) -> u64 {
+        self.timeout_secs
+    }
+
+    /// Sends the chat and returns the answer, retrying 429, 5xx and connection failures up to
+    /// `max_retries` times with exponential backoff (or the backend's small `Retry-After`).
+    pub(crate) async fn complete(
+        &self,
+        messages: &[ChatMessage],
+    ) -> Result<Completion, BackendFailure> {
+        let body = serde_json::json!({
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_answer_tokens,
+            "temperature": self.temperature,
+            "stream": false,
+        });
+        let mut retries = 0;
+        loop {
+            let (failure, retry_after) = match self.attempt(&body).await {
+                Ok(completion) => return Ok(completion),
+                Err(AttemptFailure::Final(failure)) => return Err(failure),
+                Err(AttemptFailure::Retryable {
+                    failure,
+                    retry_after,
+                }) => (failure, retry_after),
+            };
+            if retries >= self.max_retries {
+                return Err(failure);
+            }
+            let wait = match retry_after {
+                Some(asked) if asked > MAX_RETRY_AFTER => {
+                    tracing::warn!(
+                        ?failure,
+                        retry_after_secs = asked.as_secs(),
+                        "the answering backend asked for a long pause; giving up"
+                    );
+                    return Err(failure);
+                }
+                Some(asked) => asked,
+                None => self.backoff(retries),
+            };
+            retries += 1;
+            tracing::warn!(
+                ?failure,
+                retry = retries,
+                wait_ms = wait.as_millis() as u64,
+                "retrying the answering backend"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    fn backoff(&self, retries_done: u32) -> Duration {
+        self.backoff_base
+            .saturating_mul(2u32.saturating_pow(retries_done))
+            .min(BACKOFF_CAP)
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<Completion, AttemptFailure> {
+        let mut request = self.http.post(self.endpoint.clone()).json(body);
+        if let Some(key) = &self.api_key {
+            request = request.header(AUTHORIZATION, format!("Bearer {key}"));
+        }
+        let mut response = request.send().await.map_err(|error| {
+            let failure = if error.is_timeout() {
+                BackendFailure::Timeout
+            } else {
+                BackendFailure::Unreachable
+            };
+            tracing::warn!(error = %error.without_url(), ?failure, "the answering backend could not be reached");
+            if failure == BackendFailure::Timeout {
+                AttemptFailure::Final(failure)
+            } else {
+                AttemptFailure::Retryable {
+                    failure,
+                    retry_after: None,
+                }
+            }
+        })?;
+        let status = response.status();
+        let retry_after = retry_after(&response);
+        let body = read_body(&mut response).await?;
+        if !status.is_success() {
+            tracing::warn!(
+                status = status.as_u16(),
+                body = %self.loggable(&body),
+                "the answering backend returned an error"
+            );
+            return Err(classify_status(status, retry_after));
+        }
+        parse_completion(&body, &self.model).map_err(|failure| {
+            tracing::warn!(?failure, body = %self.loggable(&body), "the answering backend's reply is not a chat completion");
+            AttemptFailure::Final(failure)
+        })
+    }
+
+    /// The start of a body for the log, with the api key masked should the backend echo it.
+    fn loggable(&self, body: &[u8]) -> String {
+        let text: String = String::from_utf8_lossy(body)
+            .chars()
+            .take(LOGGED_BODY_CHARS)
+            .collect();
+        match &self.api_key {
+            Some(key) => text.replace(key.as_str(), "[redacted]"),
+            None => text,
+        }
+    }
+}
+
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let value = response.headers().get(RETRY_AFTER)?.to_str().ok()?;
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+async fn read_body(response: &mut reqwest::Response) -> Result<Vec<u8>, AttemptFailure> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > MAX_REPLY_BYTES {
+                    tracing::warn!("the answering backend's reply is too large");
+                    return Err(AttemptFailure::Final(BackendFailure::Malformed));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(error) => {
+                let timed_out = error.is_timeout();
+                tracing::warn!(error = %error.without_url(), "the answering backend's reply was cut");
+                return Err(if timed_out {
+                    AttemptFailure::Final(BackendFailure::Timeout)
+                } else {
+                    AttemptFailure::Retryable {
+                        failure: BackendFailure::Unreachable,
+                        retry_after: None,
+                    }
+                });
+            }
+        }
+    }
+}
+
+fn classify_status(status: StatusCode, retry_after: Option<Duration>) -> AttemptFailure {
+    match status {
+        StatusCode::TOO_MANY_REQUESTS => AttemptFailure::Retryable {
+            failure: BackendFailure::Busy,
+            retry_after,
+        },
+        status if status.is_server_error() => AttemptFailure::Retryable {
+            failure: BackendFailure::ServerError,
+            retry_after,
+        },
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+            AttemptFailure::Final(BackendFailure::Credentials)
+        }
+        _ => AttemptFailure::Final(BackendFailure::Refused),
+    }
+}
+
+/// The fields of a chat completion this client reads.
+#[derive(Deserialize)]
+struct CompletionReply {
+    choices: Vec<Choice>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ReplyMessage,
+}
+
+#[derive(Deserialize)]
+struct ReplyMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+fn parse_completion(body: &[u8], configured_model: &str) -> Result<Completion, BackendFailure> {
+    let reply: CompletionReply =
+        serde_json::from_slice(body).map_err(|_| BackendFailure::Malformed)?;
+    let choice = reply
+        .choices
+        .into_iter()
+        .next()
+        .ok_or(BackendFailure::Malformed)?;
+    let content = choice
+        .message
+        .content
+        .map(|text| text.trim().to_string())
+        .filter(|text| !text.is_empty())
+        .ok_or(BackendFailure::Empty)?;
+    let model = reply
+        .model
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| configured_model.to_string());
+    Ok(Completion { content, model })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_masks_the_key_and_url_credentials() {
+        let settings = LlmSettings {
+            base_url: Some("https://alice:hunter2@llm.example/v1".into()),
+            model: "m".into(),
+            api_key: Some("sk-very-secret".into()),
+            ..LlmSettings::default()
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("sk-very-secret"), "{shown}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("alice"), "{shown}");
+        assert!(shown.contains("llm.example"), "{shown}");
+        assert!(shown.contains("[redacted]"), "{shown}");
+    }
+
+    #[test]
+    fn settings_deserialize_with_defaults_and_refuse_unknown_fields() {
+        let settings: LlmSettings =
+            serde_json::from_str(r#"{"base_url": "http://127.0.0.1:11434/v1", "model": "x"}"#)
+                .unwrap();
+        assert_eq!(settings.timeout_secs, 30);
+        assert_eq!(settings.max_retries, 2);
+        assert_eq!(
+            settings.configured_base_url(),
+            Some("http://127.0.0.1:11434/v1")
+        );
+        assert!(serde_json::from_str::<LlmSettings>(r#"{"modle": "x"}"#).is_err());
+        let blank: LlmSettings = serde_json::from_str(r#"{"base_url": "  "}"#).unwrap();
+        assert_eq!(blank.configured_base_url(), None);
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let good = LlmSettings {
+            model: "m".into(),
+            ..LlmSettings::default()
+        };
+        let endpoint = check_settings(&good, "http://127.0.0.1:8080/v1/").unwrap();
+        assert_eq!(
+            endpoint.as_str(),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        let error = check_settings(&good, "ftp://u:pw@host/v1").unwrap_err();
+        assert!(
+            error.contains("http://") && !error.contains("pw"),
+            "{error}"
+        );
+        assert!(check_settings(&good, "not a url").is_err());
+        let no_model = LlmSettings::default();
+        assert!(
+            check_settings(&no_model, "http://h/v1")
+                .unwrap_err()
+                .contains("model")
+        );
+        let hot = LlmSettings {
+            temperature: 7.0,
+            ..good
+        };
+        assert!(check_settings(&hot, "http://h/v1").is_err());
+    }
+
+    #[test]
+    fn replies_are_parsed_strictly() {
+        let ok = br#"{"model":"served","choices":[{"message":{"role":"assistant","content":" Yes [1]. "}}]}"#;
+        assert_eq!(
+            parse_completion(ok, "configured").unwrap(),
+            Completion {
+                content: "Yes [1].".into(),
+                model: "served".into()
+            }
+        );
+        let no_model = br#"{"choices":[{"message":{"content":"A"}}]}"#;
+        assert_eq!(
+            parse_completion(no_model, "configured").unwrap().model,
+            "configured"
+        );
+        assert_eq!(
+            parse_completion(b"{not json", "m"),
+            Err(BackendFailure::Malformed)
+        );
+        assert_eq!(
+            parse_completion(br#"{"choices":[]}"#, "m"),
+            Err(BackendFailure::Malformed)
+        );
+        assert_eq!(
+            parse_completion(br#"{"choices":[{"message":{"content":null}}]}"#, "m"),
+            Err(BackendFailure::Empty)
+        );
+    }
+
+    #[test]
+    fn statuses_are_classified() {
+        assert!(matches!(
+            classify_status(StatusCode::TOO_MANY_REQUESTS, None),
+            AttemptFailure::Retryable {
+                failure: BackendFailure::Busy,
+                ..
+            }
+        ));
+        assert!(matches!(
+            classify_status(StatusCode::BAD_GATEWAY, None),
+            AttemptFailure::Retryable {
+                failure: BackendFailure::ServerError,
+                ..
+            }
+        ));
+        assert!(matches!(
+            classify_status(StatusCode::UNAUTHORIZED, None),
+            AttemptFailure::Final(BackendFailure::Credentials)
+        ));
+        assert!(matches!(
+            classify_status(StatusCode::NOT_FOUND, None),
+            AttemptFailure::Final(BackendFailure::Refused)
+        ));
+    }
+
+    #[test]
+    fn every_failure_message_says_the_service_is_unavailable() {
+        for failure in [
+            BackendFailure::Timeout,
+            BackendFailure::Unreachable,
+            BackendFailure::Busy,
+            BackendFailure::ServerError,
+            BackendFailure::Credentials,
+            BackendFailure::Refused,
+            BackendFailure::Malformed,
+            BackendFailure::Empty,
+        ] {
+            let message = failure.user_message(30);
+            assert!(
+                message.starts_with("The answering service is unavailable"),
+                "{message}"
+            );
+        }
+        assert!(
+            BackendFailure::Timeout
+                .user_message(7)
+                .contains("7 seconds")
+        );
+    }
+}

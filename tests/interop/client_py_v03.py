@@ -1,0 +1,234 @@
+"""Drives the server with a2a-sdk 0.3.x, which speaks A2A 0.3 natively.
+
+The bearer token goes through the SDK's documented AuthInterceptor, which reads the card's
+securitySchemes. Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED.
+Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller got>`.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+import uuid
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.client.auth.credentials import CredentialService
+from a2a.client.auth.interceptor import AuthInterceptor
+from a2a.types import Message, Part, Role, Task, TaskIdParams, TaskQueryParams, TaskState, TextPart
+
+BASE = os.environ["A2A_BASE"]
+SKILLS = {
+    "catholic_qa": "What does the Church teach about grace?",
+    "document_search": "grace",
+    "document_fetch": "catechism",
+    "liturgical_readings": "2026-12-08",
+    "saints_of_the_day": "2026-12-08",
+}
+TERMINAL = {TaskState.completed, TaskState.failed, TaskState.canceled, TaskState.rejected}
+COMPLETED = TaskState.completed
+failures = 0
+
+
+def failure_detail():
+    """The exception's one-line summary first (shown in the suite's summary), then the traceback."""
+    summary = "".join(traceback.format_exception_only(*sys.exc_info()[:2])).strip()
+    return f"{summary}\n{traceback.format_exc()}"
+
+
+def report(name, ok, why=""):
+    global failures
+    if ok:
+        print(f"PASS {name}")
+    else:
+        failures += 1
+        print(f"FAIL {name}: {why}")
+
+
+class Token(CredentialService):
+    """Returns one bearer token for every scheme the card names."""
+
+    def __init__(self, token):
+        self.token = token
+
+    async def get_credentials(self, security_scheme_name, context):
+        return self.token
+
+
+# (JSON-RPC method, A2A-Version header) of every call, to check which wire the SDK chose.
+calls = []
+
+
+async def record(request):
+    if request.method == "POST":
+        method = json.loads(request.content or b"{}").get("method")
+        calls.append((method, request.headers.get("a2a-version")))
+
+
+def http():
+    return httpx.AsyncClient(timeout=60, event_hooks={"request": [record]})
+
+
+async def resolve(card_path):
+    async with http() as h:
+        return await A2ACardResolver(h, BASE).get_agent_card(relative_card_path=card_path)
+
+
+async def client(token, card_path="/.well-known/agent-card.json"):
+    config = ClientConfig(httpx_client=http(), streaming=False)
+    return await ClientFactory.connect(
+        await resolve(card_path),
+        client_config=config,
+        interceptors=[AuthInterceptor(Token(token))],
+    )
+
+
+async def send(c, skill, text):
+    msg = Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.user,
+        parts=[Part(root=TextPart(text=text))],
+        metadata={"skillId": skill},
+    )
+    task = None
+    async for event in c.send_message(msg):
+        if isinstance(event, tuple):
+            task = event[0]
+        elif isinstance(event, Task):
+            task = event
+    return task
+
+
+def rpc_code(e):
+    error = getattr(e, "error", None)
+    return getattr(error, "code", None)
+
+
+def rpc_data(e):
+    error = getattr(e, "error", None)
+    return getattr(error, "data", None) or {}
+
+
+async def expect_error(name, run, cls, check=None):
+    try:
+        value = await run()
+    except Exception as e:  # noqa: BLE001 - the point is to see what the SDK raises
+        got = type(e).__name__
+        detail = getattr(e, "error", None) or getattr(e, "status_code", None)
+        print(f"SEEN {name}: {type(e).__module__}.{got} detail={detail!r:.200} message={str(e)[:160]!r}")
+        problems = []
+        if got != cls:
+            problems.append(f"raised {got}, expected {cls}")
+        if check and not check(e):
+            problems.append(f"unexpected detail: {e!r}")
+        report(name, not problems, "; ".join(problems))
+        return
+    report(name, False, f"expected {cls}, got a result: {str(value)[:200]}")
+
+
+async def main():
+    pro = os.environ["A2A_TOKEN_PRO"]
+    main_client = None
+    for path in ("/.well-known/agent.json", "/.well-known/agent-card.json"):
+        try:
+            card = await resolve(path)
+            ids = [s.id for s in card.skills]
+            report(f"card {path}", all(s in ids for s in SKILLS), f"skills {ids}")
+            main_client = await client(pro, path)
+        except Exception:  # noqa: BLE001
+            report(f"card {path}", False, failure_detail())
+    if main_client is None:
+        return
+    c = main_client
+
+    done = None
+    for skill, text in SKILLS.items():
+        try:
+            task = await send(c, skill, text)
+            ok = (
+                task is not None
+                and task.id
+                and task.kind == "task"
+                and task.status.state in TERMINAL
+                and (task.metadata or {}).get("skillId") == skill
+                and len(task.history or []) == 2
+            )
+            report(f"send {skill}", ok, f"unexpected task {task}")
+            print(f"SEEN send {skill}: state={task.status.state.value}")
+            if done is None or (done.status.state != COMPLETED and task.status.state == COMPLETED):
+                done = task
+        except Exception:  # noqa: BLE001
+            report(f"send {skill}", False, failure_detail())
+    if done is None:
+        return
+
+    try:
+        got = await c.get_task(TaskQueryParams(id=done.id, history_length=1))
+        report(
+            "get historyLength=1",
+            got.id == done.id and len(got.history) == 1 and got.status.state == done.status.state,
+            f"got {got}",
+        )
+    except Exception:  # noqa: BLE001
+        report("get historyLength=1", False, failure_detail())
+
+    await expect_error(
+        "cancel finished task",
+        lambda: c.cancel_task(TaskIdParams(id=done.id)),
+        "A2AClientJSONRPCError",
+        lambda e: rpc_code(e) == -32602 and "Invalid state transition" in str(e),
+    )
+    await expect_error(
+        "unknown task",
+        lambda: c.get_task(TaskQueryParams(id=str(uuid.uuid4()))),
+        "A2AClientJSONRPCError",
+        lambda e: rpc_code(e) == -32001,
+    )
+    await expect_error(
+        "unknown skill",
+        lambda: send(c, "no_such_skill", "hello"),
+        "A2AClientJSONRPCError",
+        lambda e: rpc_code(e) == -32002 and "saints_of_the_day" in rpc_data(e).get("availableSkills", []),
+    )
+    free = await client(os.environ["A2A_TOKEN_FREE"])
+    await expect_error(
+        "free plan",
+        lambda: send(free, "saints_of_the_day", "today"),
+        "A2AClientHTTPError",
+        lambda e: e.status_code == 403,
+    )
+    limited = await client(os.environ["A2A_TOKEN_LIMITED"])
+    try:
+        first = await send(limited, "saints_of_the_day", "today")
+        report("limited first call", first.status.state in TERMINAL, f"{first}")
+    except Exception:  # noqa: BLE001
+        report("limited first call", False, failure_detail())
+    await expect_error(
+        "rate limit exhausted",
+        lambda: send(limited, "saints_of_the_day", "today"),
+        "A2AClientHTTPError",
+        lambda e: e.status_code == 429,
+    )
+    anonymous = await client("not-a-valid-token")
+    await expect_error(
+        "invalid token",
+        lambda: send(anonymous, "saints_of_the_day", "today"),
+        "A2AClientHTTPError",
+        lambda e: e.status_code == 401,
+    )
+    methods = {method for method, _ in calls}
+    versions = {version for _, version in calls}
+    report(
+        "0.3 wire",
+        methods == {"message/send", "tasks/get", "tasks/cancel"} and versions == {None},
+        f"methods {methods}, A2A-Version {versions}",
+    )
+
+
+try:
+    asyncio.run(main())
+except Exception:  # noqa: BLE001
+    print(f"FAIL client: {failure_detail()}")
+    sys.exit(1)
+sys.exit(1 if failures else 0)

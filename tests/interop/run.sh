@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Interop suite: the built server on loopback, driven by the official A2A client SDKs at pinned
+# versions (installed into .cache/interop/, reused when present). One client program per SDK
+# version; each prints `PASS <check>` / `FAIL <check>: <why>` lines. Ends with one line
+# `interop: N passed, M failed` and exits non-zero on any failure.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE="$ROOT/tests/interop"
+CACHE="$ROOT/.cache/interop"
+PY_SDK_1=1.3.0
+PY_SDK_03=0.3.26
+JS_SDK_1=1.3.0
+JS_SDK_03=0.3.14
+started=$(date +%s)
+cd "$ROOT"
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || {
+        echo "interop: \`$1\` is required ($2)" >&2
+        echo "interop: 0 passed, 1 failed"
+        exit 1
+    }
+}
+need python3 "Python 3.10+ with the venv module, for the Python SDKs"
+need node "Node.js 18+, for the JavaScript SDKs"
+need npm "npm, to install the JavaScript SDKs"
+need curl "to wait for the server"
+
+echo "== build"
+cargo build -q -p magisterium-a2a
+TARGET_DIR=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+BIN="$TARGET_DIR/debug/magisterium-a2a"
+
+echo "== SDKs (cache: ${CACHE#"$ROOT"/})"
+mkdir -p "$CACHE"
+install_py() { # folder version
+    local dir="$CACHE/$1"
+    if [ -f "$dir/.installed-$2" ]; then return 0; fi
+    rm -rf "$dir"
+    python3 -m venv "$dir" &&
+        "$dir/bin/pip" install -q --disable-pip-version-check "a2a-sdk==$2" httpx >"$CACHE/$1.log" 2>&1 &&
+        touch "$dir/.installed-$2"
+}
+install_js() { # folder version
+    local dir="$CACHE/$1"
+    if [ -f "$dir/.installed-$2" ]; then return 0; fi
+    rm -rf "$dir"
+    mkdir -p "$dir" &&
+        printf '{"name":"a2a-interop-%s","private":true,"type":"module"}\n' "$1" >"$dir/package.json" &&
+        (cd "$dir" && npm install --no-audit --no-fund --silent "@a2a-js/sdk@$2" >"$CACHE/$1.log" 2>&1) &&
+        touch "$dir/.installed-$2"
+}
+install_py "py-$PY_SDK_1" "$PY_SDK_1" &
+p1=$!
+install_py "py-$PY_SDK_03" "$PY_SDK_03" &
+p2=$!
+install_js "js-$JS_SDK_1" "$JS_SDK_1" &
+p3=$!
+install_js "js-$JS_SDK_03" "$JS_SDK_03" &
+p4=$!
+install_failed=0
+for pid in $p1 $p2 $p3 $p4; do wait "$pid" || install_failed=1; done
+if [ "$install_failed" = 1 ]; then
+    echo "interop: installing an SDK failed; see the logs in ${CACHE#"$ROOT"/}/*.log" >&2
+    echo "interop: 0 passed, 1 failed"
+    exit 1
+fi
+
+WORK=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export A2A__SERVER__BIND="127.0.0.1:$PORT"
+export A2A__AUTH__MODE=hs256
+export A2A__AUTH__HS256_SECRET="interop-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+export A2A__STORE__BACKEND=memory
+export A2A__DATA__DIR="$WORK/data"
+# Pro is generous so every skill can be called; organization allows one call a minute, so the
+# second call of an organization token is the exhausted-limit case.
+export A2A__LIMITS__PRO__DEFAULT_PER_MINUTE=100
+export A2A__LIMITS__PRO__EXPENSIVE_PER_MINUTE=100
+export A2A__LIMITS__ORGANIZATION__DEFAULT_PER_MINUTE=1
+export A2A__LIMITS__ORGANIZATION__EXPENSIVE_PER_MINUTE=1
+export A2A__LOG__LEVEL=warn
+
+echo "== server on 127.0.0.1:$PORT"
+"$BIN" serve >"$WORK/server.out" 2>"$WORK/server.err" &
+SERVER_PID=$!
+BASE="http://127.0.0.1:$PORT"
+for _ in $(seq 1 100); do
+    if curl -fs "$BASE/healthz" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        echo "interop: the server did not start:" >&2
+        cat "$WORK/server.err" >&2
+        echo "interop: 0 passed, 1 failed"
+        exit 1
+    fi
+    sleep 0.1
+done
+
+token() { # sub plan
+    "$BIN" token --sub "$1" --plan "$2" --ttl 1h
+}
+
+passed=0
+failed=0
+run_client() { # label command...
+    local label=$1
+    shift
+    echo "== $label"
+    local out="$WORK/$label.out"
+    export A2A_BASE="$BASE"
+    export A2A_TOKEN_PRO A2A_TOKEN_FREE A2A_TOKEN_LIMITED
+    A2A_TOKEN_PRO=$(token "interop-$label" pro)
+    A2A_TOKEN_FREE=$(token "interop-$label-free" free)
+    A2A_TOKEN_LIMITED=$(token "interop-$label-limited" organization)
+    local status=0
+    "$@" >"$out" 2>&1 || status=$?
+    local p f
+    p=$(grep -c '^PASS ' "$out" || true)
+    f=$(grep -c '^FAIL ' "$out" || true)
+    sed -n 's/^\(PASS\|FAIL\|SEEN\) /  \1 /p' "$out"
+    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "  FAIL $label: the client exited with status $status"
+        f=1
+    fi
+    if [ "$f" -ne 0 ]; then
+        echo "  -- $label output (tracebacks and details):"
+        grep -v '^\(PASS\|SEEN\) ' "$out" | tail -40 | sed 's/^/    /'
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+run_client py-1.3.0 "$CACHE/py-$PY_SDK_1/bin/python" "$HERE/client_py_v1.py"
+run_client py-0.3.26 "$CACHE/py-$PY_SDK_03/bin/python" "$HERE/client_py_v03.py"
+run_client js-1.3.0 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" default
+run_client js-1.3.0-legacy node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" legacy
+run_client js-0.3.14 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_03" native03
+
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "  FAIL server: it exited during the run"
+    failed=$((failed + 1))
+fi
+echo "== done in $(($(date +%s) - started)) s"
+echo "interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
