@@ -11,7 +11,7 @@ use tantivy::query::{
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::snippet::{SnippetGenerator, collapse_overlapped_ranges};
-use tantivy::{Searcher, SegmentReader, TantivyDocument, Term};
+use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 
 use crate::CorpusError;
 use crate::analysis::{analyse, index_analyser, plain_analyser, query_analyser};
@@ -110,7 +110,8 @@ pub struct Hit {
     pub snippet: String,
     /// The whole section text, for quoting and citing.
     pub text: String,
-    /// BM25 relevance; only comparable within one search.
+    /// BM25 relevance, or in hybrid mode the fused reciprocal-rank score; only comparable
+    /// within one search.
     pub score: f32,
     /// Where the document can be read online.
     pub source_url: Option<String>,
@@ -145,6 +146,14 @@ fn split_query(query: &str) -> Vec<Piece> {
         Piece::Words(w) | Piece::Phrase(w) => !w.trim().is_empty(),
     });
     pieces
+}
+
+/// True when the query quotes a phrase, which every hit must then contain.
+#[cfg(feature = "embeddings")]
+pub(crate) fn has_phrase(query: &str) -> bool {
+    split_query(query)
+        .iter()
+        .any(|piece| matches!(piece, Piece::Phrase(_)))
 }
 
 fn boosted(query: Box<dyn Query>, boost: f32) -> Box<dyn Query> {
@@ -347,6 +356,32 @@ pub(crate) fn build_query(
     Ok(Box::new(BooleanQuery::new(clauses)))
 }
 
+/// The ordering of every search: score, then document id, then reading order (the ordinal).
+fn top_docs(
+    limit: usize,
+    offset: usize,
+) -> impl tantivy::collector::Collector<Fruit = Vec<((f32, Reverse<u64>), DocAddress)>> {
+    TopDocs::with_limit(limit)
+        .and_offset(offset)
+        .tweak_score(|segment: &SegmentReader| {
+            let ordinals = ordinal_column(segment);
+            move |doc, score| {
+                let ordinal = ordinals.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
+                (score, Reverse(ordinal))
+            }
+        })
+}
+
+fn ordinal_column(
+    segment: &SegmentReader,
+) -> Option<std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>> {
+    segment
+        .fast_fields()
+        .u64("ordinal")
+        .ok()
+        .map(|column| column.first_or_default_col(u64::MAX))
+}
+
 /// Runs a query and returns one page, ordered by score, then document id, then reading order.
 pub(crate) fn run<'a>(
     searcher: &Searcher,
@@ -355,25 +390,45 @@ pub(crate) fn run<'a>(
     request: &SearchRequest,
     catalog: &dyn Fn(&str) -> Option<&'a CatalogEntry>,
 ) -> Result<SearchResults, CorpusError> {
-    let top = TopDocs::with_limit(request.limit)
-        .and_offset(request.offset)
-        .tweak_score(|segment: &SegmentReader| {
-            let ordinals = segment
-                .fast_fields()
-                .u64("ordinal")
-                .ok()
-                .map(|column| column.first_or_default_col(u64::MAX));
-            move |doc, score| {
-                let ordinal = ordinals.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
-                (score, Reverse(ordinal))
-            }
-        });
-    let (total, page) = searcher.search(query, &(Count, top))?;
+    let (total, page) =
+        searcher.search(query, &(Count, top_docs(request.limit, request.offset)))?;
+    let mut hits = HitMaker::new(searcher, fields, query, catalog);
+    let hits = page
+        .into_iter()
+        .map(|((score, _), address)| hits.make(address, score))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SearchResults { total, hits })
+}
 
-    let mut snippet_generators: HashMap<Field, SnippetGenerator> = HashMap::new();
-    let mut hits = Vec::with_capacity(page.len());
-    for ((score, _), address) in page {
-        let unit: TantivyDocument = searcher.doc(address)?;
+/// Builds [`Hit`]s from index entries, with snippets highlighted for one query.
+pub(crate) struct HitMaker<'s, 'a> {
+    searcher: &'s Searcher,
+    fields: &'s Fields,
+    query: &'s dyn Query,
+    catalog: &'s dyn Fn(&str) -> Option<&'a CatalogEntry>,
+    snippet_generators: HashMap<Field, SnippetGenerator>,
+}
+
+impl<'s, 'a> HitMaker<'s, 'a> {
+    pub fn new(
+        searcher: &'s Searcher,
+        fields: &'s Fields,
+        query: &'s dyn Query,
+        catalog: &'s dyn Fn(&str) -> Option<&'a CatalogEntry>,
+    ) -> Self {
+        HitMaker {
+            searcher,
+            fields,
+            query,
+            catalog,
+            snippet_generators: HashMap::new(),
+        }
+    }
+
+    /// The hit for the section at `address`, with the given score.
+    pub fn make(&mut self, address: DocAddress, score: f32) -> Result<Hit, CorpusError> {
+        let fields = self.fields;
+        let unit: TantivyDocument = self.searcher.doc(address)?;
         let stored = |field: Field| {
             unit.get_first(field)
                 .and_then(|v| v.as_str())
@@ -382,21 +437,22 @@ pub(crate) fn run<'a>(
         let doc_id = stored(fields.doc_id).unwrap_or_default();
         let locus = stored(fields.locus).unwrap_or_default();
         let text = stored(fields.stored_text).unwrap_or_default();
-        let Some(entry) = catalog(&doc_id) else {
+        let Some(entry) = (self.catalog)(&doc_id) else {
             return Err(CorpusError::Inconsistent(format!(
                 "the index has `{doc_id}` but the catalog does not"
             )));
         };
         let text_field = fields.for_language(&entry.language).text;
-        let generator = match snippet_generators.entry(text_field) {
+        let generator = match self.snippet_generators.entry(text_field) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                let mut generator = SnippetGenerator::create(searcher, query, text_field)?;
+                let mut generator =
+                    SnippetGenerator::create(self.searcher, self.query, text_field)?;
                 generator.set_max_num_chars(SNIPPET_CHARS);
                 v.insert(generator)
             }
         };
-        hits.push(Hit {
+        Ok(Hit {
             id: format!("{doc_id}#{locus}"),
             snippet: snippet(generator, &text),
             title: entry.title.clone(),
@@ -410,9 +466,93 @@ pub(crate) fn run<'a>(
             locus,
             text,
             score,
-        });
+        })
     }
-    Ok(SearchResults { total, hits })
+}
+
+/// The best `depth` matches of a query as (ordinal, address), best first, and the number of
+/// matches in all: the BM25 list that hybrid search fuses.
+#[cfg(feature = "embeddings")]
+pub(crate) fn ranked_ordinals(
+    searcher: &Searcher,
+    query: &dyn Query,
+    depth: usize,
+) -> Result<(usize, Vec<(usize, DocAddress)>), CorpusError> {
+    let (total, page) = searcher.search(query, &(Count, top_docs(depth, 0)))?;
+    let ranked = page
+        .into_iter()
+        .filter_map(|((_, Reverse(ordinal)), address)| {
+            usize::try_from(ordinal).ok().map(|o| (o, address))
+        })
+        .collect();
+    Ok((total, ranked))
+}
+
+/// Which ordinals pass the request's filters (`None` when there are no filters): the vector
+/// search then looks only at those, so filters mean the same in both signals.
+#[cfg(feature = "embeddings")]
+pub(crate) fn allowed_ordinals(
+    searcher: &Searcher,
+    fields: &Fields,
+    filters: &SearchFilters,
+    sections: usize,
+) -> Result<Option<Vec<bool>>, CorpusError> {
+    let filters = filter_queries(fields, filters)?;
+    if filters.is_empty() {
+        return Ok(None);
+    }
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+        vec![(Occur::Must, Box::new(tantivy::query::AllQuery))];
+    clauses.extend(filters.into_iter().map(|f| (Occur::Must, f)));
+    let matching = searcher.search(
+        &BooleanQuery::new(clauses),
+        &tantivy::collector::DocSetCollector,
+    )?;
+    let mut allowed = vec![false; sections];
+    let mut columns: HashMap<
+        u32,
+        Option<std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>>,
+    > = HashMap::new();
+    for address in matching {
+        let column = columns
+            .entry(address.segment_ord)
+            .or_insert_with(|| ordinal_column(searcher.segment_reader(address.segment_ord)));
+        if let Some(column) = column
+            && let Ok(ordinal) = usize::try_from(column.get_val(address.doc_id))
+            && let Some(slot) = allowed.get_mut(ordinal)
+        {
+            *slot = true;
+        }
+    }
+    Ok(Some(allowed))
+}
+
+/// Where the section `doc_id#locus` is in the index.
+#[cfg(feature = "embeddings")]
+pub(crate) fn address_of(
+    searcher: &Searcher,
+    fields: &Fields,
+    doc_id: &str,
+    locus: &str,
+) -> Result<Option<DocAddress>, CorpusError> {
+    let query = BooleanQuery::new(vec![
+        (
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(fields.doc_id, doc_id),
+                IndexRecordOption::Basic,
+            )) as Box<dyn Query>,
+        ),
+        (
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(fields.locus, locus),
+                IndexRecordOption::Basic,
+            )),
+        ),
+    ]);
+    let found = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+    Ok(found.into_iter().next().map(|(_, address)| address))
 }
 
 /// The best fragment with matches in bold; the opening of the text when nothing matched in it

@@ -8,6 +8,9 @@
 //!     documents.jsonl    every document, one JSON object a line, sorted by id
 //!     catalog.json       metadata and byte range of each line, for lookups without a scan
 //!     index/             the tantivy index of the sections
+//!     vectors.f32, vectors.json
+//!                        section embeddings, with the `embeddings` feature and an installed
+//!                        model (see `vectors.rs`)
 //! ```
 //!
 //! A change never edits a generation: it writes the whole next one beside it and then replaces
@@ -194,6 +197,8 @@ pub(crate) struct GenerationWriter {
     catalog: Vec<CatalogEntry>,
     index: IndexBuilder,
     sections: usize,
+    #[cfg(feature = "embeddings")]
+    vectors: Option<crate::vectors::VectorWriter>,
 }
 
 impl GenerationWriter {
@@ -225,7 +230,21 @@ impl GenerationWriter {
             catalog: Vec::new(),
             index,
             sections: 0,
+            #[cfg(feature = "embeddings")]
+            vectors: None,
         })
+    }
+
+    /// The generation's directory, where the optional files (vectors) go.
+    #[cfg(feature = "embeddings")]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Computes (or reuses) a vector for every section added from now on.
+    #[cfg(feature = "embeddings")]
+    pub fn attach_vectors(&mut self, vectors: crate::vectors::VectorWriter) {
+        self.vectors = Some(vectors);
     }
 
     /// Appends a document; callers add documents in strictly increasing id order.
@@ -253,6 +272,10 @@ impl GenerationWriter {
         });
         self.offset += line.len() as u64 + 1;
         self.sections += document.sections.len();
+        #[cfg(feature = "embeddings")]
+        if let Some(vectors) = &mut self.vectors {
+            vectors.add(document)?;
+        }
         self.index.add(document)
     }
 
@@ -267,9 +290,16 @@ impl GenerationWriter {
             documents,
             catalog,
             index,
+            #[cfg(feature = "embeddings")]
+            vectors,
             ..
         } = self;
         index.finish()?;
+        #[cfg(feature = "embeddings")]
+        if let Some(vectors) = vectors {
+            let embedded = vectors.finish()?;
+            tracing::info!(embedded, "section vectors written");
+        }
         let file = documents
             .into_inner()
             .map_err(|e| io_error(&documents_path)(e.into_error()))?;

@@ -31,6 +31,42 @@ pub struct WriteSummary {
 pub struct CorpusWriter {
     dir: PathBuf,
     _lock: File,
+    #[cfg(feature = "embeddings")]
+    embeddings: WriteEmbeddings,
+}
+
+/// The embedding model of a writer, loaded on the first write that needs it.
+#[cfg(feature = "embeddings")]
+struct WriteEmbeddings {
+    model_dir: PathBuf,
+    loaded: Option<Option<std::sync::Arc<crate::SentenceEmbedder>>>,
+}
+
+#[cfg(feature = "embeddings")]
+impl WriteEmbeddings {
+    /// The model, or `None` (with a warning if it is installed but unusable): vectors are an
+    /// optional signal, so a missing model never stops a write.
+    fn embedder(&mut self) -> Option<std::sync::Arc<crate::SentenceEmbedder>> {
+        let model_dir = &self.model_dir;
+        self.loaded
+            .get_or_insert_with(|| {
+                if !crate::embedding_model::MODEL_FILES
+                    .iter()
+                    .all(|name| model_dir.join(name).is_file())
+                {
+                    tracing::debug!(model = %model_dir.display(), "no embedding model: no vectors");
+                    return None;
+                }
+                match crate::SentenceEmbedder::load(model_dir) {
+                    Ok(embedder) => Some(std::sync::Arc::new(embedder)),
+                    Err(error) => {
+                        tracing::warn!(%error, "the embedding model is unusable: no vectors");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
 }
 
 impl CorpusWriter {
@@ -59,7 +95,15 @@ impl CorpusWriter {
         if !locked {
             return Err(CorpusError::Locked(dir));
         }
-        Ok(CorpusWriter { dir, _lock: lock })
+        Ok(CorpusWriter {
+            dir,
+            _lock: lock,
+            #[cfg(feature = "embeddings")]
+            embeddings: WriteEmbeddings {
+                model_dir: crate::model_dir(data_dir),
+                loaded: None,
+            },
+        })
     }
 
     /// Adds or replaces documents (same id replaces) in one generation and one index commit.
@@ -74,7 +118,7 @@ impl CorpusWriter {
             document.validate()?;
             upserts.insert(document.id.clone(), document);
         }
-        self.apply(upserts, &BTreeSet::new())
+        self.apply(upserts, &BTreeSet::new(), Reuse::UnchangedSections)
     }
 
     /// Imports JSON Lines and Markdown files and folders (see [`crate::import`]). Bad records
@@ -89,7 +133,7 @@ impl CorpusWriter {
             .into_iter()
             .map(|located| (located.document.id.clone(), located.document))
             .collect();
-        let summary = self.apply(upserts, &BTreeSet::new())?;
+        let summary = self.apply(upserts, &BTreeSet::new(), Reuse::UnchangedSections)?;
         Ok(ImportReport {
             files,
             valid_records,
@@ -110,23 +154,41 @@ impl CorpusWriter {
             return Ok(false);
         }
         let removals = BTreeSet::from([id.to_string()]);
-        let summary = self.apply(BTreeMap::new(), &removals)?;
+        let summary = self.apply(BTreeMap::new(), &removals, Reuse::UnchangedSections)?;
         Ok(summary.removed > 0)
     }
 
     /// Rebuilds the index (and rewrites the store) from the stored documents: after an upgrade
-    /// that changed the analysers, or when an index is suspected damaged.
+    /// that changed the analysers, or when an index is suspected damaged. With the `embeddings`
+    /// feature and an installed model it also computes every section vector afresh.
     pub fn reindex(&mut self) -> Result<WriteSummary, CorpusError> {
-        self.apply(BTreeMap::new(), &BTreeSet::new())
+        self.apply(BTreeMap::new(), &BTreeSet::new(), Reuse::Nothing)
     }
 
     fn apply(
         &mut self,
         upserts: BTreeMap<String, Document>,
         removals: &BTreeSet<String>,
+        reuse: Reuse,
     ) -> Result<WriteSummary, CorpusError> {
         let previous = store::current_generation(&self.dir)?;
         let mut next = GenerationWriter::create(&self.dir, previous.as_deref())?;
+        #[cfg(feature = "embeddings")]
+        if let Some(embedder) = self.embeddings.embedder() {
+            let reusable = match reuse {
+                Reuse::UnchangedSections => previous.as_deref(),
+                Reuse::Nothing => None,
+            };
+            match crate::vectors::VectorWriter::create(next.dir(), embedder, reusable) {
+                Ok(vectors) => next.attach_vectors(vectors),
+                Err(error) => {
+                    next.abandon();
+                    return Err(error);
+                }
+            }
+        }
+        #[cfg(not(feature = "embeddings"))]
+        let _ = reuse;
         match merge_into(&mut next, previous.as_deref(), upserts, removals) {
             Ok(mut summary) => {
                 summary.sections = next.sections();
@@ -139,6 +201,13 @@ impl CorpusWriter {
             }
         }
     }
+}
+
+/// Whether a write may keep the previous generation's vectors of sections whose text is unchanged.
+#[derive(Debug, Clone, Copy)]
+enum Reuse {
+    UnchangedSections,
+    Nothing,
 }
 
 /// Writes the previous generation's documents, replaced, removed or joined by the changes, in id

@@ -782,3 +782,107 @@ fn reference_sanctorale_matches_romcal_definitions() {
     );
     assert!(mismatches.is_empty(), "{mismatches:#?}");
 }
+
+/// The calendar's invariants on random dates, years and territory options across 1970–2200,
+/// checked against rules stated independently of the engine (the Advent and cycle arithmetic).
+mod properties {
+    use chrono::{Datelike, Days, NaiveDate, Weekday};
+    use liturgy::{Calendar, CalendarOptions, SundayCycle, WeekdayCycle};
+    use proptest::prelude::*;
+
+    /// Days from 1970-01-01 to 2200-12-30, so that the next day is still in range.
+    const SPAN_DAYS: u64 = 84_370;
+
+    fn any_date() -> impl Strategy<Value = NaiveDate> {
+        (0..SPAN_DAYS)
+            .prop_map(|offset| NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + Days::new(offset))
+    }
+
+    fn any_options() -> impl Strategy<Value = CalendarOptions> {
+        (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(epiphany, ascension, corpus)| {
+            CalendarOptions {
+                epiphany_on_sunday: epiphany,
+                ascension_on_sunday: ascension,
+                corpus_christi_on_sunday: corpus,
+            }
+        })
+    }
+
+    /// The First Sunday of Advent of a civil year: the Sunday from November 27 to December 3.
+    fn first_sunday_of_advent(year: i32) -> NaiveDate {
+        let december_3 = NaiveDate::from_ymd_opt(year, 12, 3).unwrap();
+        let back = u64::from(december_3.weekday().num_days_from_sunday());
+        december_3 - Days::new(back)
+    }
+
+    /// The liturgical year a date belongs to, named after the civil year in which it ends.
+    fn liturgical_year(date: NaiveDate) -> i32 {
+        if date >= first_sunday_of_advent(date.year()) {
+            date.year() + 1
+        } else {
+            date.year()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// One principal celebration, named, of a valid precedence, listed at most once among
+        /// the saints kept that day, and never offered again as an option beside itself.
+        #[test]
+        fn exactly_one_principal_celebration(date in any_date(), options in any_options()) {
+            let calendar = Calendar::new(options);
+            let day = calendar.day(date).unwrap();
+            prop_assert_eq!(day.date, date);
+            let principal = &day.celebration;
+            prop_assert!(!principal.id.is_empty() && !principal.name.is_empty());
+            prop_assert!((1..=13).contains(&principal.precedence));
+            let kept_as_principal = day
+                .sanctorale
+                .iter()
+                .filter(|s| s.celebrated && s.celebration.id == principal.id)
+                .count();
+            prop_assert!(kept_as_principal <= 1);
+            prop_assert!(day.optional_memorials.iter().all(|m| m.id != principal.id));
+            if date.weekday() == Weekday::Sun {
+                prop_assert!(principal.precedence <= 6, "{}: {:?}", date, principal);
+            }
+            let from_year = &calendar.year(date.year()).unwrap()[date.ordinal0() as usize];
+            prop_assert_eq!(&day, from_year);
+        }
+
+        /// Easter is a Sunday from March 22 to April 25, and the calendar keeps it that day.
+        #[test]
+        fn easter_between_march_22_and_april_25(year in 1970..=2200i32, options in any_options()) {
+            let easter = Calendar::easter(year).unwrap();
+            prop_assert!(easter >= NaiveDate::from_ymd_opt(year, 3, 22).unwrap());
+            prop_assert!(easter <= NaiveDate::from_ymd_opt(year, 4, 25).unwrap());
+            prop_assert_eq!(easter.weekday(), Weekday::Sun);
+            let day = Calendar::new(options).day(easter).unwrap();
+            prop_assert_eq!(day.celebration.id.as_str(), "easter_sunday");
+        }
+
+        /// The cycles follow the liturgical year (A, B, C from years ≡ 1, 2, 0 mod 3; I in odd
+        /// years), so from one day to the next they change exactly at the First Sunday of Advent.
+        #[test]
+        fn cycles_change_only_at_advent(date in any_date(), options in any_options()) {
+            let calendar = Calendar::new(options);
+            let next = date + Days::new(1);
+            let (today, tomorrow) = (calendar.day(date).unwrap(), calendar.day(next).unwrap());
+            let year = liturgical_year(date);
+            let expected_sunday = match year.rem_euclid(3) {
+                1 => SundayCycle::A,
+                2 => SundayCycle::B,
+                _ => SundayCycle::C,
+            };
+            let expected_weekday = if year % 2 == 1 { WeekdayCycle::I } else { WeekdayCycle::II };
+            prop_assert_eq!(today.sunday_cycle, expected_sunday, "{}", date);
+            prop_assert_eq!(today.weekday_cycle, expected_weekday, "{}", date);
+            let changed = (today.sunday_cycle, today.weekday_cycle)
+                != (tomorrow.sunday_cycle, tomorrow.weekday_cycle);
+            let advent_begins = next == first_sunday_of_advent(next.year());
+            prop_assert_eq!(changed, advent_begins, "{} → {}", date, next);
+            prop_assert_eq!(advent_begins, tomorrow.temporal_id == "advent_1_sunday");
+        }
+    }
+}

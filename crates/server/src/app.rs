@@ -130,7 +130,7 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
 /// broken (a corrupt corpus, a malformed martyrology file) stops the start.
 pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, StartupError> {
     let corpus = Arc::new(
-        Corpus::open(&settings.data_dir)
+        Corpus::open_with_mode(&settings.data_dir, settings.search_mode)
             .map_err(|e| StartupError::Skills(format!("corpus: {e}")))?,
     );
     let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));

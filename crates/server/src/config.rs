@@ -15,6 +15,7 @@ use skills::{LiturgySettings, SkillSettings};
 
 use crate::auth::Plan;
 use crate::conformance::ConformanceSettings;
+use corpus::SearchMode;
 
 /// The whole configuration of a server process.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -41,6 +42,8 @@ pub struct Settings {
     pub log: LogSettings,
     /// The client conformance kit (off unless enabled).
     pub conformance: ConformanceSettings,
+    /// How the document corpus is searched.
+    pub corpus: CorpusSettings,
     /// The profile these settings were loaded with (`A2A_PROFILE`); not a key of its own.
     #[serde(skip)]
     pub profile: String,
@@ -340,6 +343,16 @@ impl Default for DataSettings {
     }
 }
 
+/// Corpus search settings.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CorpusSettings {
+    /// `bm25` (default) or `hybrid`: BM25 fused with sentence embeddings, when the server is
+    /// built with `--features embeddings` and `data install-model` has run
+    /// (`A2A__CORPUS__SEARCH_MODE`).
+    pub search_mode: SearchMode,
+}
+
 /// Log output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -441,6 +454,7 @@ impl Settings {
             data_dir: self.data.dir.clone(),
             liturgy: self.liturgy.clone(),
             llm: self.llm.clone(),
+            search_mode: self.corpus.search_mode,
         }
     }
 

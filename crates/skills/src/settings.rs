@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use corpus::SearchMode;
+
 use crate::qa::LlmSettings;
 
 /// Calendar options of a deployment. The General Roman Calendar keeps all three on their
@@ -41,4 +43,7 @@ pub struct SkillSettings {
     pub liturgy: LiturgySettings,
     /// The language model behind `catholic_qa` (none: extractive answers).
     pub llm: LlmSettings,
+    /// BM25 alone, or BM25 fused with sentence embeddings (needs the `embeddings` build
+    /// feature and the installed model; falls back to BM25 otherwise).
+    pub search_mode: SearchMode,
 }
