@@ -382,6 +382,9 @@ async fn rpc_handler(
         _ => (None, None),
     };
     let wire = Wire::select(version_header(&headers), method_hint.as_deref());
+    let refuse = |method: &str, id: Option<Id>, error: ApiError| {
+        finish(&state, method, id, Err(error), &request_id, started, &wire)
+    };
     let simulation = state.kit.as_ref().and_then(|kit| match &body {
         BodyRead::Read(bytes) => kit.scenario(&headers, bytes),
         _ => kit.scenario(&headers, b""),
@@ -397,27 +400,11 @@ async fn rpc_handler(
             };
             let method = method_hint.as_deref().unwrap_or("-");
             let error = simulated.to_api_error(task_id);
-            return finish(
-                &state,
-                method,
-                id_hint,
-                Err(error),
-                &request_id,
-                started,
-                &wire,
-            );
+            return refuse(method, id_hint, error);
         }
         Some(Simulation::Invalid(why)) => {
             let error = ApiError::InvalidParams(format!("A2A-Simulate: {why}"));
-            return finish(
-                &state,
-                "-",
-                id_hint,
-                Err(error),
-                &request_id,
-                started,
-                &wire,
-            );
+            return refuse("-", id_hint, error);
         }
         Some(Simulation::Delay(delay)) => tokio::time::sleep(delay).await,
         Some(Simulation::SkillFailed) => fail_skill = true,
@@ -435,42 +422,18 @@ async fn rpc_handler(
     {
         Ok(principal) => principal,
         Err(error) => {
-            return finish(
-                &state,
-                "-",
-                id_hint,
-                Err(ApiError::Unauthorized(error)),
-                &request_id,
-                started,
-                &wire,
-            );
+            return refuse("-", id_hint, ApiError::Unauthorized(error));
         }
     };
     if !principal.plan.allows_a2a() {
-        return finish(
-            &state,
-            "-",
-            id_hint,
-            Err(ApiError::PlanRequired),
-            &request_id,
-            started,
-            &wire,
-        );
+        return refuse("-", id_hint, ApiError::PlanRequired);
     }
     if !is_json(&headers) {
         let error = ApiError::InvalidRequest {
             message: "Invalid request: Content-Type must be application/json".into(),
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
         };
-        return finish(
-            &state,
-            "-",
-            id_hint,
-            Err(error),
-            &request_id,
-            started,
-            &wire,
-        );
+        return refuse("-", id_hint, error);
     }
     let bytes = match body {
         BodyRead::Read(bytes) => bytes,
@@ -482,14 +445,14 @@ async fn rpc_handler(
                 ),
                 status: StatusCode::PAYLOAD_TOO_LARGE,
             };
-            return finish(&state, "-", None, Err(error), &request_id, started, &wire);
+            return refuse("-", None, error);
         }
         BodyRead::Broken => {
             let error = ApiError::InvalidRequest {
                 message: "Invalid request: the body could not be read".into(),
                 status: StatusCode::BAD_REQUEST,
             };
-            return finish(&state, "-", None, Err(error), &request_id, started, &wire);
+            return refuse("-", None, error);
         }
     };
     let request = match jsonrpc::parse_request(&bytes) {
@@ -502,15 +465,7 @@ async fn rpc_handler(
                     status: StatusCode::OK,
                 },
             };
-            return finish(
-                &state,
-                "-",
-                envelope.id,
-                Err(error),
-                &request_id,
-                started,
-                &wire,
-            );
+            return refuse("-", envelope.id, error);
         }
     };
     tracing::debug!(method = %request.method, user = %principal.sub, plan = principal.plan.as_str(), "call");

@@ -307,7 +307,8 @@ impl A2aService {
     }
 }
 
-fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
+/// Params as a typed struct, or `-32602` naming the field that did not fit.
+pub(crate) fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
     if !params.is_object() {
         return Err(ApiError::InvalidParams("params must be an object".into()));
     }

@@ -16,12 +16,11 @@ use a2a_types::v1::{
 use a2a_types::{MessageSendParams, Task, TaskIdParams, TaskQueryParams};
 use axum::http::StatusCode;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::service::{A2aService, Reply};
+use crate::service::{A2aService, Reply, parse_params};
 
 /// The request header that names the A2A version a client speaks (absent means 0.3).
 pub const VERSION_HEADER: &str = "a2a-version";
@@ -175,21 +174,6 @@ fn v1_task(result: Value) -> Result<V1Task, ApiError> {
     let task: Task = serde_json::from_value(result)
         .map_err(|e| ApiError::Internal(format!("a stored task does not parse: {e}")))?;
     Ok(V1Task::from(task))
-}
-
-fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
-    if !params.is_object() {
-        return Err(ApiError::InvalidParams("params must be an object".into()));
-    }
-    serde_path_to_error::deserialize(params).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            ApiError::InvalidParams(inner.to_string())
-        } else {
-            ApiError::InvalidParams(format!("{path}: {inner}"))
-        }
-    })
 }
 
 fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {

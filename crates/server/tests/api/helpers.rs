@@ -157,7 +157,6 @@ pub fn registry(settings: &Settings) -> SkillRegistry {
 
 /// Starts a server with `customize` applied to the test settings.
 pub async fn spawn_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
-    magisterium_a2a::app::install_tls_provider();
     let data = TempDir::new().expect("temp dir");
     let mut settings = test_settings();
     settings.data.dir = data.path().to_path_buf();
@@ -173,7 +172,7 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
     }));
     TestApp {
         base,
-        client: reqwest::Client::new(),
+        client: http_client(),
         settings,
         shutdown: Some(tx),
         _data: data,
@@ -248,6 +247,13 @@ async fn into_reply(response: reqwest::Response) -> Reply {
         headers,
         body,
     }
+}
+
+/// An HTTP client for the tests. The server's TLS provider is installed first: the HTTP client
+/// refuses to start without one, even for plain-HTTP loopback calls.
+pub fn http_client() -> reqwest::Client {
+    magisterium_a2a::app::install_tls_provider();
+    reqwest::Client::new()
 }
 
 /// A fresh id.

@@ -285,7 +285,7 @@ async fn seen(response: reqwest::Response) -> String {
 #[tokio::test]
 async fn secrets_never_reach_logs_responses_or_metrics() {
     let server = LoggedServer::start();
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let settings = Settings::default();
     let valid = mint_hs256(
         &settings.auth,

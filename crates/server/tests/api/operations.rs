@@ -200,7 +200,6 @@ fn invalid_configuration_names_the_key() {
 
 #[tokio::test]
 async fn the_readme_walkthrough_works_with_the_real_binary() {
-    magisterium_a2a::app::install_tls_provider();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("default.toml"),
@@ -247,7 +246,7 @@ async fn the_readme_walkthrough_works_with_the_real_binary() {
     assert!(token.status.success());
     let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
 
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let card: Value = client
         .get(format!("{base}/.well-known/agent.json"))
         .send()
