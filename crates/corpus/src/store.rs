@@ -58,14 +58,16 @@ struct Catalog {
     documents: Vec<CatalogEntry>,
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
+/// Maps an I/O error to the corpus error naming the file.
+pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
     move |source| CorpusError::Io {
         path: path.to_path_buf(),
         source,
     }
 }
 
-fn corrupt(path: &Path, reason: impl Into<String>) -> CorpusError {
+/// A file of the corpus that cannot be read back.
+pub(crate) fn corrupt(path: &Path, reason: impl Into<String>) -> CorpusError {
     CorpusError::Corrupt {
         path: path.to_path_buf(),
         reason: reason.into(),

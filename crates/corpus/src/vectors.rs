@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::embed::{SentenceEmbedder, fnv1a};
-use crate::store::CatalogEntry;
+use crate::store::{CatalogEntry, corrupt, io_error};
 use crate::{CorpusError, Document};
 
 const VECTORS: &str = "vectors.f32";
@@ -46,20 +46,6 @@ struct VectorMap {
     model: String,
     dimensions: usize,
     rows: Vec<VectorRow>,
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CorpusError + '_ {
-    move |source| CorpusError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-fn corrupt(path: &Path, reason: impl Into<String>) -> CorpusError {
-    CorpusError::Corrupt {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
 }
 
 /// What is embedded for a section: its heading, when it has one, says what the text is about.

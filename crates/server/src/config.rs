@@ -175,7 +175,7 @@ pub enum StoreBackend {
 pub struct StoreSettings {
     /// `memory` or `redis` (`A2A__STORE__BACKEND`).
     pub backend: StoreBackend,
-    /// Redis URL, e.g. `redis://127.0.0.1:6379/0` (`A2A__STORE__REDIS_URL`); for a Redis
+    /// Redis URL, e.g. `redis://redis.internal:6379/0` (`A2A__STORE__REDIS_URL`); for a Redis
     /// Cluster, several seed node URLs separated by commas.
     pub redis_url: Option<String>,
     /// Treat `redis_url` as a Redis Cluster even with one seed node (`A2A__STORE__REDIS_CLUSTER`).
@@ -571,7 +571,7 @@ impl Settings {
         {
             return Err(ConfigError::invalid(
                 "store.redis_url",
-                "is not a valid Redis URL (e.g. redis://127.0.0.1:6379/0, or comma-separated cluster nodes)",
+                "is not a valid Redis URL (e.g. redis://redis.internal:6379/0, or comma-separated cluster nodes)",
             ));
         }
         if let Some(url) = &self.limits.redis_url
@@ -579,7 +579,7 @@ impl Settings {
         {
             return Err(ConfigError::invalid(
                 "limits.redis_url",
-                "is not a valid Redis URL (e.g. redis://127.0.0.1:6379/0)",
+                "is not a valid Redis URL (e.g. redis://redis.internal:6379/0)",
             ));
         }
         if self.limits.backend == LimitBackend::Redis
