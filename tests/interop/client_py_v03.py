@@ -6,75 +6,18 @@ Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller 
 """
 
 import asyncio
-import json
 import os
 import sys
-import traceback
 import uuid
 
-import httpx
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.auth.credentials import CredentialService
+import common
+from common import SKILLS, Token, calls, failure_detail, http, report, resolve
+from a2a.client import ClientConfig, ClientFactory
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import Message, Part, Role, Task, TaskIdParams, TaskQueryParams, TaskState, TextPart
 
-BASE = os.environ["A2A_BASE"]
-SKILLS = {
-    "catholic_qa": "What does the Church teach about grace?",
-    "document_search": "grace",
-    "document_fetch": "catechism",
-    "liturgical_readings": "2026-12-08",
-    "saints_of_the_day": "2026-12-08",
-}
 TERMINAL = {TaskState.completed, TaskState.failed, TaskState.canceled, TaskState.rejected}
 COMPLETED = TaskState.completed
-failures = 0
-
-
-def failure_detail():
-    """The exception's one-line summary first (shown in the suite's summary), then the traceback."""
-    summary = "".join(traceback.format_exception_only(*sys.exc_info()[:2])).strip()
-    return f"{summary}\n{traceback.format_exc()}"
-
-
-def report(name, ok, why=""):
-    global failures
-    if ok:
-        print(f"PASS {name}")
-    else:
-        failures += 1
-        print(f"FAIL {name}: {why}")
-
-
-class Token(CredentialService):
-    """Returns one bearer token for every scheme the card names."""
-
-    def __init__(self, token):
-        self.token = token
-
-    async def get_credentials(self, security_scheme_name, context):
-        return self.token
-
-
-# (JSON-RPC method, A2A-Version header) of every call, to check which wire the SDK chose.
-calls = []
-
-
-async def record(request):
-    if request.method == "POST":
-        method = json.loads(request.content or b"{}").get("method")
-        calls.append((method, request.headers.get("a2a-version")))
-
-
-def http():
-    return httpx.AsyncClient(timeout=60, event_hooks={"request": [record]})
-
-
-async def resolve(card_path):
-    async with http() as h:
-        return await A2ACardResolver(h, BASE).get_agent_card(relative_card_path=card_path)
-
-
 async def client(token, card_path="/.well-known/agent-card.json"):
     config = ClientConfig(httpx_client=http(), streaming=False)
     return await ClientFactory.connect(
@@ -231,4 +174,4 @@ try:
 except Exception:  # noqa: BLE001
     print(f"FAIL client: {failure_detail()}")
     sys.exit(1)
-sys.exit(1 if failures else 0)
+sys.exit(1 if common.failures else 0)

@@ -312,8 +312,13 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: Option<&'static str>) -> R
     response
 }
 
+/// A request body, read within the limit and parsed once: the parse serves the id and method
+/// hints before authentication and the envelope checks after it.
 enum BodyRead {
-    Read(Bytes),
+    Read {
+        bytes: Bytes,
+        json: Result<Value, serde_json::Error>,
+    },
     TooLarge,
     Broken,
 }
@@ -327,7 +332,11 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> BodyRead {
         return BodyRead::TooLarge;
     }
     match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(collected) => BodyRead::Read(collected.to_bytes()),
+        Ok(collected) => {
+            let bytes = collected.to_bytes();
+            let json = serde_json::from_slice(&bytes);
+            BodyRead::Read { bytes, json }
+        }
         Err(e) if e.is::<http_body_util::LengthLimitError>() => BodyRead::TooLarge,
         Err(_) => BodyRead::Broken,
     }
@@ -343,10 +352,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 /// The id and method of a body, as far as it parses: the id is echoed even on refusals, and
 /// the method chooses the wire the refusal is spelt in.
-fn peek_id_and_method(body: &[u8]) -> (Option<Id>, Option<String>) {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return (None, None);
-    };
+fn peek_id_and_method(value: &Value) -> (Option<Id>, Option<String>) {
     let id = match value.get("id") {
         Some(Value::String(s)) => Some(Id::Str(s.clone())),
         Some(Value::Number(n)) => Some(Id::Num(n.clone())),
@@ -378,7 +384,9 @@ async fn rpc_handler(
         .unwrap_or_else(|| "-".into());
     let body = read_body(body, &headers, state.max_body_bytes).await;
     let (id_hint, method_hint) = match &body {
-        BodyRead::Read(bytes) => peek_id_and_method(bytes),
+        BodyRead::Read {
+            json: Ok(value), ..
+        } => peek_id_and_method(value),
         _ => (None, None),
     };
     let wire = Wire::select(version_header(&headers), method_hint.as_deref());
@@ -386,16 +394,16 @@ async fn rpc_handler(
         finish(&state, method, id, Err(error), &request_id, started, &wire)
     };
     let simulation = state.kit.as_ref().and_then(|kit| match &body {
-        BodyRead::Read(bytes) => kit.scenario(&headers, bytes),
+        BodyRead::Read { bytes, .. } => kit.scenario(&headers, bytes),
         _ => kit.scenario(&headers, b""),
     });
     let mut fail_skill = false;
     match simulation {
         Some(Simulation::Fail(simulated)) => {
             let task_id = match &body {
-                BodyRead::Read(bytes) => serde_json::from_slice::<Value>(bytes)
-                    .ok()
-                    .and_then(|v| conformance::task_id_of(&v["params"])),
+                BodyRead::Read {
+                    json: Ok(value), ..
+                } => conformance::task_id_of(&value["params"]),
                 _ => None,
             };
             let method = method_hint.as_deref().unwrap_or("-");
@@ -435,8 +443,13 @@ async fn rpc_handler(
         };
         return refuse("-", id_hint, error);
     }
-    let bytes = match body {
-        BodyRead::Read(bytes) => bytes,
+    let value = match body {
+        BodyRead::Read {
+            json: Ok(value), ..
+        } => value,
+        BodyRead::Read { json: Err(e), .. } => {
+            return refuse("-", None, ApiError::Parse(format!("Parse error: {e}")));
+        }
         BodyRead::TooLarge => {
             let error = ApiError::InvalidRequest {
                 message: format!(
@@ -455,15 +468,12 @@ async fn rpc_handler(
             return refuse("-", None, error);
         }
     };
-    let request = match jsonrpc::parse_request(&bytes) {
+    let request = match jsonrpc::request_from_value(value) {
         Ok(request) => request,
         Err(envelope) => {
-            let error = match envelope.error.code {
-                -32700 => ApiError::Parse(envelope.error.message),
-                _ => ApiError::InvalidRequest {
-                    message: envelope.error.message,
-                    status: StatusCode::OK,
-                },
+            let error = ApiError::InvalidRequest {
+                message: envelope.error.message,
+                status: StatusCode::OK,
             };
             return refuse("-", envelope.id, error);
         }
