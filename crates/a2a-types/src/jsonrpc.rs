@@ -1,7 +1,10 @@
 //! The JSON-RPC 2.0 envelope and this server's error codes.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A request id as the client sent it. Its JSON type is kept so the response echoes it unchanged:
 /// clients match responses by id, and several SDKs compare with `===`.
@@ -250,6 +253,67 @@ pub fn request_from_value(value: Value) -> Result<Request, EnvelopeError> {
     Ok(Request { id, method, params })
 }
 
+/// A well-formed request read straight from the body: the params stay raw JSON text, so that
+/// the method parses them once, directly into its own types, without an intermediate tree.
+#[derive(Debug, Clone)]
+pub struct BorrowedRequest<'a> {
+    /// The id to echo.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// The raw `params`, if present.
+    pub params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// The fast path of [`parse_request`] for a body that passes every envelope check: `None` for
+/// anything else (bad JSON, a batch, a missing or mistyped member, a duplicated key), in which
+/// case [`parse_request`] gives the exact refusal. Both accept the same well-formed requests
+/// and read the same id, method and params from them.
+pub fn parse_request_borrowed(body: &[u8]) -> Option<BorrowedRequest<'_>> {
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
+        return None;
+    }
+    let raw_id = envelope.id?.get();
+    let id = match raw_id.as_bytes().first()? {
+        b'"' => Id::Str(serde_json::from_str(raw_id).ok()?),
+        b'-' | b'0'..=b'9' => Id::Num(serde_json::from_str(raw_id).ok()?),
+        _ => return None,
+    };
+    Some(BorrowedRequest {
+        id,
+        method: envelope.method?.into_owned(),
+        params: envelope.params,
+    })
+}
+
+/// A success response around a result that is already JSON text (a stored task), written
+/// without parsing it again.
+pub fn success_body(id: Option<&Id>, result: &[u8]) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    let mut body = Vec::with_capacity(HEAD.len() + RESULT.len() + result.len() + 48);
+    body.extend_from_slice(HEAD);
+    // An id is a string, a number or null: its serialisation cannot fail.
+    serde_json::to_writer(&mut body, &id).unwrap_or_default();
+    body.extend_from_slice(RESULT);
+    body.extend_from_slice(result);
+    body.push(b'}');
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +336,49 @@ mod tests {
         assert_eq!(serde_json::to_string(&r.id).unwrap(), "\"7\"");
         let r = parse_request(br#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#).unwrap();
         assert_eq!(serde_json::to_string(&r.id).unwrap(), "1.5");
+    }
+
+    #[test]
+    fn the_borrowed_parse_agrees_with_the_full_one() {
+        let accepted: [&[u8]; 5] = [
+            br#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":[1,2]}}"#,
+            br#"{"method":"m","id":"x\"y","jsonrpc":"2.0"}"#,
+            br#" {"jsonrpc":"2.0","id":-1.5e3,"method":"m\u00e9","params":null,"extra":1} "#,
+            br#"{"jsonrpc":"2.0","id":0,"method":"m","params":[1]}"#,
+            br#"{"jsonrpc":"2.0","id":"","method":"","params":"text"}"#,
+        ];
+        for body in accepted {
+            let full = parse_request(body).unwrap();
+            let fast = parse_request_borrowed(body).unwrap();
+            assert_eq!((&fast.id, &fast.method), (&full.id, &full.method));
+            let params: Value = fast
+                .params
+                .map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
+            assert_eq!(params, full.params);
+        }
+        let refused: [&[u8]; 9] = [
+            b"{",
+            b"[]",
+            br#"{"jsonrpc":"2.0","method":"m"}"#,
+            br#"{"jsonrpc":"1.0","id":3,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":{},"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":"a","method":5}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+        ];
+        for body in refused {
+            assert!(parse_request_borrowed(body).is_none(), "{body:?}");
+        }
+    }
+
+    #[test]
+    fn a_raw_result_is_wrapped_verbatim() {
+        let body = success_body(Some(&Id::Str("a\"b".into())), br#"{"kind":"task"}"#);
+        let value: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(value["id"], "a\"b");
+        assert_eq!(value["result"]["kind"], "task");
+        assert_eq!(value["jsonrpc"], "2.0");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, deco
 use magisterium_a2a::auth::{Authenticator, Plan, mint_hs256};
 use magisterium_a2a::config::{AuthMode, AuthSettings, LimitSettings, PlanLimits};
 use magisterium_a2a::limits::{Decision, LocalLimiter, RateLimiter};
+use magisterium_a2a::store::Owner;
 use serde_json::{Map, Value, json};
 use skills::Bucket;
 
@@ -121,7 +122,7 @@ fn limiter_check(c: &mut Criterion) {
         ..LimitSettings::default()
     };
     let limiter = LocalLimiter::new(&settings);
-    let users: Vec<String> = (0..1024).map(|i| format!("user-{i}")).collect();
+    let users: Vec<Owner> = (0..1024).map(|i| Owner::of(&format!("user-{i}"))).collect();
     let first = rt.block_on(limiter.check(&users[0], Plan::Enterprise, Bucket::Default));
     assert!(matches!(first, Decision::Allowed { .. }));
     let mut next = 0usize;
@@ -155,6 +156,12 @@ fn envelope_parse(c: &mut Criterion) {
     assert_eq!(request.method, "message/send");
     c.bench_function("jsonrpc/parse_request", |b| {
         b.iter(|| a2a_types::jsonrpc::parse_request(black_box(&body)))
+    });
+    let borrowed =
+        a2a_types::jsonrpc::parse_request_borrowed(&body).expect("a well-formed envelope");
+    assert_eq!(borrowed.method, "message/send");
+    c.bench_function("jsonrpc/parse_request_borrowed", |b| {
+        b.iter(|| a2a_types::jsonrpc::parse_request_borrowed(black_box(&body)))
     });
 }
 

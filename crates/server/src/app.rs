@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::middleware;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
 use skills::qa::CatholicQa;
@@ -16,12 +15,11 @@ use skills::readings::LiturgicalReadings;
 use skills::saints::SaintsOfTheDay;
 use skills::{SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
-use crate::conformance::{self, Kit};
-use crate::guard::{self, Guard};
+use crate::conformance::Kit;
+use crate::guard::Guard;
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter};
 use crate::metrics::Metrics;
@@ -285,18 +283,13 @@ impl Application {
             settings.server.failed_auth_per_minute_per_ip,
             settings.server.trust_forwarded_for,
         ));
-        let router = http::router(state)
-            .layer(RequestBodyTimeoutLayer::new(Duration::from_secs(
-                settings.server.body_read_timeout_secs,
-            )))
-            .layer(middleware::from_fn_with_state(
-                Arc::clone(&guard),
-                guard::protect,
-            ));
-        let router = match kit {
-            Some(kit) => router.layer(middleware::from_fn_with_state(kit, conformance::observe)),
-            None => router,
-        };
+        let router = http::router(
+            state,
+            http::OuterLayers {
+                guard: Arc::clone(&guard),
+                body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
+            },
+        );
         Ok(Application {
             listener,
             router,

@@ -38,7 +38,7 @@ struct FailModeLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
-    skill: String,
+    skill: &'static str,
     state: &'static str,
 }
 
@@ -137,13 +137,8 @@ impl Metrics {
     }
 
     /// Counts one finished task.
-    pub fn task(&self, skill: &str, state: &'static str) {
-        self.tasks
-            .get_or_create(&TaskLabels {
-                skill: skill.to_string(),
-                state,
-            })
-            .inc();
+    pub fn task(&self, skill: &'static str, state: &'static str) {
+        self.tasks.get_or_create(&TaskLabels { skill, state }).inc();
     }
 
     /// The text exposition (OpenMetrics, which Prometheus scrapes).

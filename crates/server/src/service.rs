@@ -4,9 +4,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use futures::FutureExt;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use skills::{
@@ -23,15 +25,39 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::limits::{Decision, RateLimiter};
 use crate::metrics::Metrics;
-use crate::store::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore};
+use crate::store::{
+    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task,
+};
 
 /// The methods this server implements.
 pub const METHODS: [&str; 3] = ["message/send", "tasks/get", "tasks/cancel"];
 
+/// A method's params as the request carried them.
+#[derive(Debug)]
+pub enum Params<'a> {
+    /// Raw JSON text borrowed from the body (`None`: no `params` member). Parsed once, straight
+    /// into the method's types.
+    Raw(Option<&'a RawValue>),
+    /// An already parsed tree (the 1.0 translation, the conformance kit's rewrite).
+    Tree(Value),
+}
+
+impl Params<'_> {
+    /// The params as a tree, `Null` when absent.
+    pub fn into_tree(self) -> Value {
+        match self {
+            Params::Raw(None) => Value::Null,
+            // Raw params come from a body that parsed: they parse again.
+            Params::Raw(Some(raw)) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            Params::Tree(value) => value,
+        }
+    }
+}
+
 /// What a successful call returns, with the rate-limit decision when one was charged.
 pub struct Reply {
-    /// The JSON-RPC `result`.
-    pub result: Value,
+    /// The JSON-RPC `result`, as JSON text (a stored task is answered as it was stored).
+    pub result: Bytes,
     /// The decision and bucket of a charged `message/send`, for the `RateLimit` headers.
     pub rate: Option<(Decision, Bucket)>,
 }
@@ -91,30 +117,29 @@ impl A2aService {
         &self,
         principal: &Principal,
         method: &str,
-        params: Value,
+        params: Params<'_>,
     ) -> Result<Reply, ApiError> {
         match method {
             "message/send" => {
-                let (task, rate) = self.send(principal, parse_params(params)?).await?;
-                Ok(Reply {
-                    result: to_value(&task)?,
-                    rate,
-                })
+                let (result, rate) = self.send(principal, parse_params(params)?).await?;
+                Ok(Reply { result, rate })
             }
             "tasks/get" => {
                 let params: TaskQueryParams = parse_params(params)?;
-                let mut task = self.owned_task(principal, &params.id).await?;
-                if let Some(length) = params.history_length {
-                    task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
-                }
-                Ok(Reply {
-                    result: to_value(&task)?,
-                    rate: None,
-                })
+                let json = self.owned_task(&principal.owner, &params.id).await?;
+                let result = match params.history_length {
+                    None => json,
+                    Some(length) => {
+                        let mut task = decode_task(&json)?;
+                        task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
+                        StoredTask::of(&task)?.json
+                    }
+                };
+                Ok(Reply { result, rate: None })
             }
             "tasks/cancel" => {
                 let params: TaskIdParams = parse_params(params)?;
-                let task = self.owned_task(principal, &params.id).await?;
+                let task = decode_task(&self.owned_task(&principal.owner, &params.id).await?)?;
                 // Every stored task is terminal: skills run synchronously.
                 Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
             }
@@ -122,9 +147,9 @@ impl A2aService {
         }
     }
 
-    async fn owned_task(&self, principal: &Principal, id: &str) -> Result<Task, ApiError> {
+    async fn owned_task(&self, owner: &Owner, id: &str) -> Result<Bytes, ApiError> {
         self.store
-            .get(&Owner::of(&principal.sub), id)
+            .get(owner, id)
             .await?
             .ok_or_else(|| ApiError::TaskNotFound(id.to_string()))
     }
@@ -133,27 +158,22 @@ impl A2aService {
         &self,
         principal: &Principal,
         params: MessageSendParams,
-    ) -> Result<(Task, Option<(Decision, Bucket)>), ApiError> {
+    ) -> Result<(Bytes, Option<(Decision, Bucket)>), ApiError> {
         let message = params.message;
         validate_user_message(&message)?;
         let skill = self.skill_for(&message)?;
-        let owner = Owner::of(&principal.sub);
+        let owner = &principal.owner;
         let fingerprint = fingerprint(&message)?;
 
-        if let Some(record) = self.store.message(&owner, &message.message_id).await? {
+        if let Some(record) = self.store.message(owner, &message.message_id).await? {
             return self
-                .replay(&owner, &record, &fingerprint, &message.message_id)
+                .replay(owner, &record, &fingerprint, &message.message_id)
                 .await
                 .map(|t| (t, None));
         }
 
         let continued = match &message.task_id {
-            Some(id) => Some(
-                self.store
-                    .get(&owner, id)
-                    .await?
-                    .ok_or_else(|| ApiError::TaskNotFound(id.clone()))?,
-            ),
+            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
             None => None,
         };
         if let (Some(task), Some(context_id)) = (&continued, &message.context_id)
@@ -166,10 +186,7 @@ impl A2aService {
         }
 
         let bucket = skill.info().bucket;
-        let decision = self
-            .limiter
-            .check(&principal.sub, principal.plan, bucket)
-            .await;
+        let decision = self.limiter.check(owner, principal.plan, bucket).await;
         match decision {
             Decision::Limited { retry_after, .. } => {
                 self.metrics
@@ -196,7 +213,7 @@ impl A2aService {
             Some(task) => turns(&task.history),
             None if message.context_id.is_some() => self
                 .store
-                .context(&owner, &context_id, self.context_history_tasks)
+                .context(owner, &context_id, self.context_history_tasks)
                 .await?
                 .iter()
                 .flat_map(|t| turns(&t.history))
@@ -231,18 +248,19 @@ impl A2aService {
         self.metrics
             .task(skill.info().id, task.status.state.as_str());
 
+        let stored = StoredTask::of(&task)?;
         let record = MessageRecord {
             fingerprint,
-            task_id: task.id.clone(),
+            task_id: task.id,
         };
         match self
             .store
-            .save(&owner, &task, &message_id, &record, is_new)
+            .save(owner, &stored, &message_id, &record, is_new)
             .await?
         {
-            SaveOutcome::Saved => Ok((task, Some((decision, bucket)))),
+            SaveOutcome::Saved => Ok((stored.json, Some((decision, bucket)))),
             SaveOutcome::Duplicate(existing) => self
-                .replay(&owner, &existing, &record.fingerprint, &message_id)
+                .replay(owner, &existing, &record.fingerprint, &message_id)
                 .await
                 .map(|t| (t, Some((decision, bucket)))),
         }
@@ -255,7 +273,7 @@ impl A2aService {
         record: &MessageRecord,
         fingerprint: &str,
         message_id: &str,
-    ) -> Result<Task, ApiError> {
+    ) -> Result<Bytes, ApiError> {
         if record.fingerprint != fingerprint {
             return Err(ApiError::InvalidParams(format!(
                 "messageId `{message_id}` was already used for a different message; a messageId names one message, so send a new id"
@@ -307,8 +325,16 @@ impl A2aService {
     }
 }
 
-/// Params as a typed struct, or `-32602` naming the field that did not fit.
-pub(crate) fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiError> {
+/// Params as a typed struct, or `-32602` naming the field that did not fit. Raw params are
+/// parsed straight into the type; when that fails, the tree path below names the field.
+pub(crate) fn parse_params<T: DeserializeOwned>(params: Params<'_>) -> Result<T, ApiError> {
+    if let Params::Raw(Some(raw)) = &params
+        && raw.get().starts_with('{')
+        && let Ok(typed) = serde_json::from_str(raw.get())
+    {
+        return Ok(typed);
+    }
+    let params = params.into_tree();
     if !params.is_object() {
         return Err(ApiError::InvalidParams("params must be an object".into()));
     }
@@ -321,10 +347,6 @@ pub(crate) fn parse_params<T: DeserializeOwned>(params: Value) -> Result<T, ApiE
             ApiError::InvalidParams(format!("{path}: {inner}"))
         }
     })
-}
-
-fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 fn validate_user_message(message: &Message) -> Result<(), ApiError> {

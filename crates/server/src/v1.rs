@@ -13,14 +13,16 @@ use a2a_types::v1::{
     self, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, V1Role,
     V1Task,
 };
-use a2a_types::{MessageSendParams, Task, TaskIdParams, TaskQueryParams};
+use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams};
 use axum::http::StatusCode;
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::service::{A2aService, Reply, parse_params};
+use crate::service::{A2aService, Params, Reply, parse_params};
+use crate::store::decode_task;
 
 /// The request header that names the A2A version a client speaks (absent means 0.3).
 pub const VERSION_HEADER: &str = "a2a-version";
@@ -123,7 +125,7 @@ pub async fn call(
     service: &A2aService,
     principal: &Principal,
     method: &str,
-    params: Value,
+    params: Params<'_>,
 ) -> Result<Reply, ApiError> {
     match method {
         "SendMessage" => {
@@ -136,11 +138,11 @@ pub async fn call(
             let params = MessageSendParams::try_from(request)
                 .map_err(|e| ApiError::InvalidParams(e.to_string()))?;
             let reply = service
-                .call(principal, "message/send", to_value(&params)?)
+                .call(principal, "message/send", Params::Tree(to_value(&params)?))
                 .await?;
-            let task = v1_task(reply.result)?;
+            let task = v1_task(&reply.result)?;
             Ok(Reply {
-                result: to_value(&SendMessageResponse { task })?,
+                result: to_json(&SendMessageResponse { task })?,
                 rate: reply.rate,
             })
         }
@@ -148,10 +150,10 @@ pub async fn call(
             let request: GetTaskRequest = parse_params(params)?;
             let params = TaskQueryParams::from(request);
             let reply = service
-                .call(principal, "tasks/get", to_value(&params)?)
+                .call(principal, "tasks/get", Params::Tree(to_value(&params)?))
                 .await?;
             Ok(Reply {
-                result: to_value(&v1_task(reply.result)?)?,
+                result: to_json(&v1_task(&reply.result)?)?,
                 rate: None,
             })
         }
@@ -159,10 +161,10 @@ pub async fn call(
             let request: CancelTaskRequest = parse_params(params)?;
             let params = TaskIdParams::from(request);
             let reply = service
-                .call(principal, "tasks/cancel", to_value(&params)?)
+                .call(principal, "tasks/cancel", Params::Tree(to_value(&params)?))
                 .await?;
             Ok(Reply {
-                result: to_value(&v1_task(reply.result)?)?,
+                result: to_json(&v1_task(&reply.result)?)?,
                 rate: None,
             })
         }
@@ -170,14 +172,18 @@ pub async fn call(
     }
 }
 
-fn v1_task(result: Value) -> Result<V1Task, ApiError> {
-    let task: Task = serde_json::from_value(result)
-        .map_err(|e| ApiError::Internal(format!("a stored task does not parse: {e}")))?;
-    Ok(V1Task::from(task))
+fn v1_task(result: &[u8]) -> Result<V1Task, ApiError> {
+    Ok(V1Task::from(decode_task(result)?))
 }
 
 fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
     serde_json::to_value(value).map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Bytes, ApiError> {
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 /// The JSON-RPC code Magisterium-only refusals use on the 1.0 wire: implementation-defined,

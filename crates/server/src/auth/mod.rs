@@ -6,15 +6,16 @@
 
 mod jwks;
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::config::{AuthMode, AuthSettings};
+use crate::store::Owner;
 pub use jwks::JwksCache;
 
 /// A subscription plan. Only paid plans may call the endpoint.
@@ -77,10 +78,21 @@ impl std::str::FromStr for Plan {
 /// The authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// The token's `sub`: tasks belong to it, limits count per it.
+    /// The token's `sub`, for logs.
     pub sub: String,
     /// The plan read from the token.
     pub plan: Plan,
+    /// The hashed `sub`: tasks belong to it and limits count per it. Hashed once, when the
+    /// token is verified, and cached with it.
+    pub owner: Owner,
+}
+
+impl Principal {
+    /// The caller with this subject and plan.
+    pub fn new(sub: String, plan: Plan) -> Self {
+        let owner = Owner::of(&sub);
+        Principal { sub, plan, owner }
+    }
 }
 
 /// Why a request is not authenticated. The text is safe to show the caller: it never holds the
@@ -143,11 +155,40 @@ pub struct Authenticator {
     verifier: Verifier,
     plan_claim: String,
     checks: ClaimChecks,
-    /// Tokens already verified, by SHA-256 (never the token itself), with their `exp`: a client
-    /// sends the same token on every call, and an RS256 check costs tens of microseconds.
-    /// Bounded in entries, living at most a minute, and dropped when the JWKS key set changes.
-    verified: moka::sync::Cache<[u8; 32], Verified>,
+    /// Tokens already verified, by [`TokenHasher`] (never the token itself), with their `exp`:
+    /// a client sends the same token on every call, and an RS256 check costs tens of
+    /// microseconds. Bounded in entries, living at most a minute, and dropped when the JWKS key
+    /// set changes.
+    verified: moka::sync::Cache<u128, Verified>,
+    /// Tokens refused by their signature or claims, for a few seconds: a client (or a flood)
+    /// repeating a bad token costs a lookup, not a signature check each time.
+    refused: moka::sync::Cache<u128, Refused>,
+    hasher: TokenHasher,
 }
+
+/// A keyed 128-bit hash of a token: two outputs of SipHash under a key drawn at start, so the
+/// caches hold no token, and no one without the key can make two tokens share an entry. It
+/// costs a small fraction of a SHA-256 of the same token, on every call.
+struct TokenHasher(RandomState);
+
+impl TokenHasher {
+    fn key(&self, token: &str) -> u128 {
+        let high = self.0.hash_one((0u8, token));
+        let low = self.0.hash_one((1u8, token));
+        (u128::from(high) << 64) | u128::from(low)
+    }
+}
+
+/// A refusal remembered under one JWKS key set.
+#[derive(Clone)]
+struct Refused {
+    error: AuthError,
+    generation: u64,
+}
+
+/// How long a refused token is answered from memory. Short, so that a token refused for a
+/// time-dependent reason (`nbf` in the near future) is checked again soon.
+const REFUSAL_MEMORY: Duration = Duration::from_secs(10);
 
 /// A token that verified, until its `exp`, under one JWKS key set.
 #[derive(Clone)]
@@ -186,10 +227,10 @@ impl Authenticator {
                     Duration::from_secs(settings.jwks_min_refresh_secs),
                 )?))
             }
-            AuthMode::None => Verifier::Disabled(Principal {
-                sub: settings.none_sub.clone(),
-                plan: settings.none_plan,
-            }),
+            AuthMode::None => Verifier::Disabled(Principal::new(
+                settings.none_sub.clone(),
+                settings.none_plan,
+            )),
         };
         Ok(Authenticator {
             verifier,
@@ -199,6 +240,11 @@ impl Authenticator {
                 .max_capacity(100_000)
                 .time_to_live(Duration::from_secs(60))
                 .build(),
+            refused: moka::sync::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(REFUSAL_MEMORY)
+                .build(),
+            hasher: TokenHasher(RandomState::new()),
         })
     }
 
@@ -216,7 +262,7 @@ impl Authenticator {
             return Ok(principal.clone());
         }
         let token = bearer_token(header)?;
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let digest = self.hasher.key(token);
         let generation = self.key_generation();
         if let Some(cached) = self.verified.get(&digest)
             && unix_now() < cached.expires
@@ -224,21 +270,42 @@ impl Authenticator {
         {
             return Ok(cached.principal);
         }
-        let claims = match &self.verifier {
+        if let Some(refused) = self.refused.get(&digest)
+            && refused.generation == generation
+        {
+            return Err(refused.error);
+        }
+        let checked = match &self.verifier {
             Verifier::Disabled(principal) => return Ok(principal.clone()),
             Verifier::Hs256(hs256) => {
                 let (key, validation) = hs256.as_ref();
-                decode_claims(token, key, validation)?
+                decode_claims(token, key, validation)
             }
             Verifier::Jwks(cache) => {
                 let header = jsonwebtoken::decode_header(token)
                     .map_err(|e| AuthError::Invalid(describe(&e)))?;
+                // A key that cannot be found now (unknown `kid`, JWKS unreachable) may be found
+                // after the next refresh: that refusal is not remembered.
                 let (key, alg) = cache.key_for(header.kid.as_deref(), header.alg).await?;
-                decode_claims(token, &key, &self.checks.validation(alg))?
+                decode_claims(token, &key, &self.checks.validation(alg))
             }
         };
-        let expires = claims.get("exp").and_then(Value::as_u64);
-        let principal = self.principal(claims)?;
+        let expires = checked
+            .as_ref()
+            .ok()
+            .and_then(|claims| claims.get("exp"))
+            .and_then(Value::as_u64);
+        let principal = match checked.and_then(|claims| self.principal(claims)) {
+            Ok(principal) => principal,
+            Err(error) => {
+                let refused = Refused {
+                    error: error.clone(),
+                    generation,
+                };
+                self.refused.insert(digest, refused);
+                return Err(error);
+            }
+        };
         if let Some(expires) = expires {
             let cached = Verified {
                 principal: principal.clone(),
@@ -267,7 +334,7 @@ impl Authenticator {
             .and_then(Value::as_str)
             .map(Plan::from_claim)
             .unwrap_or(Plan::Free);
-        Ok(Principal { sub, plan })
+        Ok(Principal::new(sub, plan))
     }
 }
 
@@ -424,13 +491,7 @@ mod tests {
         .unwrap();
         let header = format!("Bearer {token}");
         let who = auth.authenticate(Some(header.as_bytes())).await.unwrap();
-        assert_eq!(
-            who,
-            Principal {
-                sub: "alice".into(),
-                plan: Plan::Enterprise
-            }
-        );
+        assert_eq!(who, Principal::new("alice".into(), Plan::Enterprise));
         let other =
             Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff")).unwrap();
         let err = other

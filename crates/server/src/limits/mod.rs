@@ -23,6 +23,7 @@ use skills::Bucket;
 
 use crate::auth::Plan;
 use crate::config::LimitSettings;
+use crate::store::Owner;
 
 /// The answer of a limiter for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,12 +58,12 @@ impl Decision {
 /// Decides whether a user may make one more call in a bucket.
 #[async_trait]
 pub trait RateLimiter: Send + Sync {
-    /// Charges one call of `user` on `plan` to `bucket`, if allowed.
-    async fn check(&self, user: &str, plan: Plan, bucket: Bucket) -> Decision;
+    /// Charges one call of `owner` on `plan` to `bucket`, if allowed.
+    async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision;
 }
 
 type KeyedGcra =
-    Gcra<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+    Gcra<Owner, DefaultKeyedStateStore<Owner>, DefaultClock, StateInformationMiddleware>;
 
 /// The in-process limiter: exact for one replica, `N ×` the limit across `N` replicas.
 pub struct LocalLimiter {
@@ -113,7 +114,7 @@ impl LocalLimiter {
 
 #[async_trait]
 impl RateLimiter for LocalLimiter {
-    async fn check(&self, user: &str, plan: Plan, bucket: Bucket) -> Decision {
+    async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision {
         let limit = self.limits.get(&(plan, bucket)).copied().unwrap_or(0);
         let Some(Some(limiter)) = self.buckets.get(&(plan, bucket)) else {
             return Decision::Limited {
@@ -121,8 +122,7 @@ impl RateLimiter for LocalLimiter {
                 retry_after: Duration::from_secs(60),
             };
         };
-        let key = user.to_string();
-        match limiter.check_key(&key) {
+        match limiter.check_key(owner) {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 let used = limit.saturating_sub(remaining);
@@ -150,24 +150,32 @@ mod tests {
     async fn sixteenth_default_call_is_limited_per_user() {
         let limiter = LocalLimiter::new(&LimitSettings::default());
         for i in 0..15 {
-            let d = limiter.check("alice", Plan::Pro, Bucket::Default).await;
+            let d = limiter
+                .check(&Owner::of("alice"), Plan::Pro, Bucket::Default)
+                .await;
             assert!(
                 matches!(d, Decision::Allowed { remaining, .. } if remaining == 14 - i),
                 "{d:?}"
             );
         }
-        let d = limiter.check("alice", Plan::Pro, Bucket::Default).await;
+        let d = limiter
+            .check(&Owner::of("alice"), Plan::Pro, Bucket::Default)
+            .await;
         let Decision::Limited { limit, retry_after } = d else {
             panic!("{d:?}")
         };
         assert_eq!(limit, 15);
         assert_eq!(Decision::retry_after_secs(retry_after), 4);
         assert!(matches!(
-            limiter.check("bob", Plan::Pro, Bucket::Default).await,
+            limiter
+                .check(&Owner::of("bob"), Plan::Pro, Bucket::Default)
+                .await,
             Decision::Allowed { .. }
         ));
         assert!(matches!(
-            limiter.check("alice", Plan::Pro, Bucket::Expensive).await,
+            limiter
+                .check(&Owner::of("alice"), Plan::Pro, Bucket::Expensive)
+                .await,
             Decision::Allowed { .. }
         ));
         assert_eq!(limiter.tracked_keys(), 3);
@@ -184,11 +192,15 @@ mod tests {
         };
         let limiter = LocalLimiter::new(&settings);
         assert!(matches!(
-            limiter.check("a", Plan::Pro, Bucket::Default).await,
+            limiter
+                .check(&Owner::of("a"), Plan::Pro, Bucket::Default)
+                .await,
             Decision::Limited { limit: 0, .. }
         ));
         assert!(matches!(
-            limiter.check("a", Plan::Free, Bucket::Default).await,
+            limiter
+                .check(&Owner::of("a"), Plan::Free, Bucket::Default)
+                .await,
             Decision::Limited { .. }
         ));
     }
@@ -205,7 +217,11 @@ mod tests {
         let limiter = LocalLimiter::new(&settings);
         for user in 0..1000 {
             limiter
-                .check(&format!("user-{user}"), Plan::Enterprise, Bucket::Default)
+                .check(
+                    &Owner::of(&format!("user-{user}")),
+                    Plan::Enterprise,
+                    Bucket::Default,
+                )
                 .await;
         }
         assert_eq!(limiter.tracked_keys(), 1000);

@@ -53,10 +53,10 @@ impl RedisLimiter {
         }
     }
 
-    fn key(user: &str, plan: Plan, bucket: Bucket) -> String {
+    fn key(owner: &Owner, plan: Plan, bucket: Bucket) -> String {
         format!(
             "a2a:v1:{{o:{}}}:rl:{}:{}",
-            Owner::of(user).as_str(),
+            owner.as_str(),
             plan.as_str(),
             bucket.as_str()
         )
@@ -83,7 +83,7 @@ fn micros(value: i64) -> Duration {
 
 #[async_trait]
 impl RateLimiter for RedisLimiter {
-    async fn check(&self, user: &str, plan: Plan, bucket: Bucket) -> Decision {
+    async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision {
         let limit = self.limits.get(&(plan, bucket)).copied().unwrap_or(0);
         if limit == 0 {
             return Decision::Limited {
@@ -91,7 +91,7 @@ impl RateLimiter for RedisLimiter {
                 retry_after: Duration::from_secs(60),
             };
         }
-        match self.ask(Self::key(user, plan, bucket), limit).await {
+        match self.ask(Self::key(owner, plan, bucket), limit).await {
             Ok(reply) if reply[0] == 1 => Decision::Allowed {
                 limit,
                 remaining: u32::try_from(reply[1]).unwrap_or(0),
@@ -110,7 +110,7 @@ impl RateLimiter for RedisLimiter {
                 self.metrics.limiter_backend_error(mode);
                 tracing::warn!(%error, fail_mode = mode, "rate limiter: Redis failed");
                 match self.mode {
-                    LimitFailMode::Local => self.fallback.check(user, plan, bucket).await,
+                    LimitFailMode::Local => self.fallback.check(owner, plan, bucket).await,
                     LimitFailMode::Open => Decision::Allowed {
                         limit,
                         remaining: limit,

@@ -5,15 +5,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use moka::future::Cache;
 
 use a2a_types::Task;
 
-use super::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore, short_hash};
+use super::{MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task};
 
-/// Tasks, message ids and contexts in three TTL caches (moka), each bounded in entries.
+/// Tasks (as JSON text), message ids and contexts in three TTL caches (moka), each bounded in
+/// entries. Keys are the owner's hash followed by the client's id: the hash has a fixed length,
+/// so no two (owner, id) pairs share a key.
 pub struct MemoryStore {
-    tasks: Cache<String, Arc<Task>>,
+    tasks: Cache<String, Bytes>,
     messages: Cache<String, MessageRecord>,
     contexts: Cache<String, Arc<Vec<String>>>,
     context_cap: usize,
@@ -40,27 +43,20 @@ impl MemoryStore {
         }
     }
 
-    fn task_key(owner: &Owner, task_id: &str) -> String {
-        format!("{}:{task_id}", owner.as_str())
-    }
-
-    fn message_key(owner: &Owner, message_id: &str) -> String {
-        format!("{}:{}", owner.as_str(), short_hash(message_id))
-    }
-
-    fn context_key(owner: &Owner, context_id: &str) -> String {
-        format!("{}:{}", owner.as_str(), short_hash(context_id))
+    fn key(owner: &Owner, id: &str) -> String {
+        let owner = owner.as_str();
+        let mut key = String::with_capacity(owner.len() + 1 + id.len());
+        key.push_str(owner);
+        key.push(':');
+        key.push_str(id);
+        key
     }
 }
 
 #[async_trait]
 impl TaskStore for MemoryStore {
-    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError> {
-        Ok(self
-            .tasks
-            .get(&Self::task_key(owner, task_id))
-            .await
-            .map(|task| task.as_ref().clone()))
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        Ok(self.tasks.get(&Self::key(owner, task_id)).await)
     }
 
     async fn message(
@@ -68,35 +64,32 @@ impl TaskStore for MemoryStore {
         owner: &Owner,
         message_id: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
-        Ok(self
-            .messages
-            .get(&Self::message_key(owner, message_id))
-            .await)
+        Ok(self.messages.get(&Self::key(owner, message_id)).await)
     }
 
     async fn save(
         &self,
         owner: &Owner,
-        task: &Task,
+        task: &StoredTask,
         message_id: &str,
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let entry = self
             .messages
-            .entry(Self::message_key(owner, message_id))
+            .entry(Self::key(owner, message_id))
             .or_insert_with(async { record.clone() })
             .await;
         if !entry.is_fresh() {
             return Ok(SaveOutcome::Duplicate(entry.into_value()));
         }
         self.tasks
-            .insert(Self::task_key(owner, &task.id), Arc::new(task.clone()))
+            .insert(Self::key(owner, &task.id), task.json.clone())
             .await;
         let cap = self.context_cap;
         let task_id = task.id.clone();
         self.contexts
-            .entry(Self::context_key(owner, &task.context_id))
+            .entry(Self::key(owner, &task.context_id))
             .and_upsert_with(|existing| async move {
                 let mut ids = existing
                     .map(|e| e.into_value().as_ref().clone())
@@ -119,17 +112,13 @@ impl TaskStore for MemoryStore {
         context_id: &str,
         limit: usize,
     ) -> Result<Vec<Task>, StoreError> {
-        let Some(ids) = self
-            .contexts
-            .get(&Self::context_key(owner, context_id))
-            .await
-        else {
+        let Some(ids) = self.contexts.get(&Self::key(owner, context_id)).await else {
             return Ok(Vec::new());
         };
         let mut tasks = Vec::new();
         for id in ids.iter().rev().take(limit) {
-            if let Some(task) = self.get(owner, id).await? {
-                tasks.push(task);
+            if let Some(json) = self.get(owner, id).await? {
+                tasks.push(decode_task(&json)?);
             }
         }
         tasks.reverse();

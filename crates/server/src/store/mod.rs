@@ -8,6 +8,7 @@ mod memory;
 mod redis;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use a2a_types::Task;
@@ -61,6 +62,37 @@ impl MessageRecord {
     }
 }
 
+/// A terminal task as the stores keep it: its JSON text, serialised once when the task is
+/// made, so that reading it back answers `tasks/get` without parsing or serialising it again;
+/// and the ids the indexes need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTask {
+    /// The task id.
+    pub id: String,
+    /// The task's context id.
+    pub context_id: String,
+    /// The whole task, as JSON text.
+    pub json: Bytes,
+}
+
+impl StoredTask {
+    /// Serialises a task for storing.
+    pub fn of(task: &Task) -> Result<Self, StoreError> {
+        let json = serde_json::to_vec(task).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        Ok(StoredTask {
+            id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            json: Bytes::from(json),
+        })
+    }
+}
+
+/// Reads a stored task's JSON text back into a task (to continue it, trim its history, or
+/// translate it to another wire).
+pub fn decode_task(json: &[u8]) -> Result<Task, StoreError> {
+    serde_json::from_slice(json).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
 /// The result of saving a task.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SaveOutcome {
@@ -93,8 +125,8 @@ pub enum StoreError {
 /// A task store backend.
 #[async_trait]
 pub trait TaskStore: Send + Sync {
-    /// The owner's task with this id, if it exists and has not expired.
-    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError>;
+    /// The owner's task with this id, as JSON text, if it exists and has not expired.
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError>;
 
     /// What the owner's message id produced, if it was seen within the TTL.
     async fn message(
@@ -108,7 +140,7 @@ pub trait TaskStore: Send + Sync {
     async fn save(
         &self,
         owner: &Owner,
-        task: &Task,
+        task: &StoredTask,
         message_id: &str,
         record: &MessageRecord,
         new_in_context: bool,

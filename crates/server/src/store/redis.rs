@@ -5,11 +5,14 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use redis::{Script, Value};
 
 use a2a_types::Task;
 
-use super::{MessageRecord, Owner, SaveOutcome, StoreError, TaskStore, short_hash};
+use super::{
+    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
+};
 use crate::redis_conn::{self, RedisConnection};
 
 const SCHEMA_KEY: &str = "a2a:v1:schema";
@@ -43,10 +46,6 @@ impl RedisStore {
     fn key(owner: &Owner, kind: &str, id: &str) -> String {
         format!("a2a:v1:{{o:{}}}:{kind}:{id}", owner.as_str())
     }
-
-    fn decode(raw: &str) -> Result<Task, StoreError> {
-        serde_json::from_str(raw).map_err(|e| StoreError::Corrupt(e.to_string()))
-    }
 }
 
 /// Applies every migration newer than the recorded schema version; returns the version after.
@@ -79,12 +78,12 @@ pub async fn apply_migrations(connection: &mut RedisConnection) -> Result<i64, S
 
 #[async_trait]
 impl TaskStore for RedisStore {
-    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Task>, StoreError> {
-        let raw: Option<String> = redis::cmd("GET")
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        let raw: Option<Vec<u8>> = redis::cmd("GET")
             .arg(Self::key(owner, "task", task_id))
             .query_async(&mut self.connection.clone())
             .await?;
-        raw.as_deref().map(Self::decode).transpose()
+        Ok(raw.map(Bytes::from))
     }
 
     async fn message(
@@ -107,19 +106,18 @@ impl TaskStore for RedisStore {
     async fn save(
         &self,
         owner: &Owner,
-        task: &Task,
+        task: &StoredTask,
         message_id: &str,
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
-        let json = serde_json::to_string(task).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let reply: Vec<Value> = self
             .save_script
             .key(Self::key(owner, "msg", &short_hash(message_id)))
             .key(Self::key(owner, "task", &task.id))
             .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
             .arg(record.encode())
-            .arg(json)
+            .arg(task.json.as_ref())
             .arg(self.ttl_secs)
             .arg(&task.id)
             .arg(if new_in_context { "1" } else { "0" })
@@ -161,11 +159,11 @@ impl TaskStore for RedisStore {
             return Ok(Vec::new());
         }
         let keys: Vec<String> = ids.iter().map(|id| Self::key(owner, "task", id)).collect();
-        let raws: Vec<Option<String>> = redis::cmd("MGET")
+        let raws: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
             .arg(&keys)
             .query_async(&mut connection)
             .await?;
-        raws.iter().flatten().map(|raw| Self::decode(raw)).collect()
+        raws.iter().flatten().map(|raw| decode_task(raw)).collect()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod conformance;
 mod errors;
+mod faults;
 mod helpers;
 mod isolation;
 mod limits;

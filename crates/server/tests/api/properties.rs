@@ -8,13 +8,33 @@ use std::time::Duration;
 
 use a2a_types::{Message, Part, Role, Task, TaskState, TaskStatus};
 use magisterium_a2a::store::{
-    MemoryStore, MessageRecord, Owner, RedisStore, SaveOutcome, TaskStore,
+    MemoryStore, MessageRecord, Owner, RedisStore, SaveOutcome, StoredTask, TaskStore, decode_task,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use tokio::runtime::Runtime;
 
 use crate::helpers::{RedisServer, uuid};
+
+/// A task as the stores take it.
+fn stored(task: &Task) -> Result<StoredTask, TestCaseError> {
+    StoredTask::of(task).map_err(|e| TestCaseError::fail(format!("serialise: {e}")))
+}
+
+/// An owner's task read back and parsed: the stored text must be the task written.
+async fn read(
+    store: &dyn TaskStore,
+    owner: &Owner,
+    task_id: &str,
+) -> Result<Option<Task>, TestCaseError> {
+    let json = store
+        .get(owner, task_id)
+        .await
+        .map_err(|e| TestCaseError::fail(format!("get failed: {e}")))?;
+    json.map(|json| decode_task(&json))
+        .transpose()
+        .map_err(|e| TestCaseError::fail(format!("stored task does not parse: {e}")))
+}
 
 /// How many tasks a context listing may return; larger than any scenario here.
 const CONTEXT_LIMIT: usize = 100;
@@ -136,7 +156,13 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
             task_id: task_id.clone(),
         };
         let outcome = store
-            .save(&owners[write.owner], &task, message_id, &record, true)
+            .save(
+                &owners[write.owner],
+                &stored(&task)?,
+                message_id,
+                &record,
+                true,
+            )
             .await
             .map_err(|e| TestCaseError::fail(format!("save failed: {e}")))?;
         let key = (write.owner, message_id.clone());
@@ -158,10 +184,7 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
     }
     for (index, owner) in owners.iter().enumerate() {
         for task_id in &scenario.task_ids {
-            let stored = store
-                .get(owner, task_id)
-                .await
-                .map_err(|e| TestCaseError::fail(format!("get failed: {e}")))?;
+            let stored = read(store, owner, task_id).await?;
             prop_assert_eq!(
                 stored.as_ref(),
                 model.tasks.get(&(index, task_id.clone())),
@@ -217,11 +240,11 @@ async fn check_expiry(
         };
         let task = task(task_id, context_id, message_id, &write.text);
         let outcome = store
-            .save(&owner, &task, message_id, &record, true)
+            .save(&owner, &stored(&task)?, message_id, &record, true)
             .await
             .map_err(|e| TestCaseError::fail(format!("save failed: {e}")))?;
         if outcome == SaveOutcome::Saved {
-            let stored = store.get(&owner, task_id).await.ok().flatten();
+            let stored = read(store, &owner, task_id).await?;
             prop_assert_eq!(stored.as_ref(), Some(&task), "readable until its TTL");
         }
     }
