@@ -157,7 +157,8 @@ pub async fn open_store(settings: &Settings) -> Result<Arc<dyn TaskStore>, Start
         StoreBackend::Memory => Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks)),
         StoreBackend::Redis => {
             let url = settings.store.redis_url.as_deref().unwrap_or_default();
-            Arc::new(RedisStore::connect(url, settings.store.redis_cluster, ttl).await?)
+            let timeout = Duration::from_millis(settings.store.redis_timeout_ms);
+            Arc::new(RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout).await?)
         }
     })
 }
@@ -231,9 +232,13 @@ impl Application {
                     .limits
                     .effective_redis_url(&settings.store)
                     .unwrap_or_default();
-                let connection = redis_conn::connect(url, settings.store.redis_cluster)
-                    .await
-                    .map_err(StoreError::from)?;
+                let connection = redis_conn::connect(
+                    url,
+                    settings.store.redis_cluster,
+                    Duration::from_millis(settings.store.redis_timeout_ms),
+                )
+                .await
+                .map_err(StoreError::from)?;
                 Arc::new(RedisLimiter::new(
                     connection,
                     &settings.limits,

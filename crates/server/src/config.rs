@@ -186,6 +186,10 @@ pub struct StoreSettings {
     pub memory_max_tasks: u64,
     /// Most earlier tasks of one context handed to a skill as conversation history.
     pub context_history_tasks: usize,
+    /// How long one Redis command (store and limiter connections, and connecting) may take
+    /// before it is an error, in milliseconds (`A2A__STORE__REDIS_TIMEOUT_MS`): a stalled Redis
+    /// becomes a quick `-32603` instead of a hung request.
+    pub redis_timeout_ms: u64,
 }
 
 impl Default for StoreSettings {
@@ -197,6 +201,7 @@ impl Default for StoreSettings {
             task_ttl_secs: 24 * 60 * 60,
             memory_max_tasks: 1_000_000,
             context_history_tasks: 10,
+            redis_timeout_ms: 2000,
         }
     }
 }
@@ -610,6 +615,12 @@ impl Settings {
             return Err(ConfigError::invalid(
                 "store.task_ttl_secs",
                 "must be at least 1",
+            ));
+        }
+        if self.store.redis_timeout_ms == 0 {
+            return Err(ConfigError::invalid(
+                "store.redis_timeout_ms",
+                "must be at least 1 (milliseconds)",
             ));
         }
         if self.store.memory_max_tasks == 0 {

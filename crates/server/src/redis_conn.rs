@@ -19,9 +19,9 @@ pub enum RedisConnection {
 }
 
 /// Connects to `url`. Several URLs separated by commas, or `cluster = true`, mean a Redis Cluster
-/// seeded by those nodes. Timeouts are short so a stalled Redis becomes an error quickly
-/// instead of a hung request; a missing Redis fails the start.
-pub async fn connect(url: &str, cluster: bool) -> RedisResult<RedisConnection> {
+/// seeded by those nodes. `timeout` bounds connecting and each command, so a stalled Redis
+/// becomes an error quickly instead of a hung request; a missing Redis fails the start.
+pub async fn connect(url: &str, cluster: bool, timeout: Duration) -> RedisResult<RedisConnection> {
     let nodes: Vec<&str> = url
         .split(',')
         .map(str::trim)
@@ -29,8 +29,8 @@ pub async fn connect(url: &str, cluster: bool) -> RedisResult<RedisConnection> {
         .collect();
     if cluster || nodes.len() > 1 {
         let client = ClusterClientBuilder::new(nodes)
-            .connection_timeout(Duration::from_secs(2))
-            .response_timeout(Duration::from_secs(2))
+            .connection_timeout(timeout)
+            .response_timeout(timeout)
             .retries(2)
             .build()?;
         return Ok(RedisConnection::Cluster(
@@ -39,8 +39,8 @@ pub async fn connect(url: &str, cluster: bool) -> RedisResult<RedisConnection> {
     }
     let client = redis::Client::open(url)?;
     let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(Duration::from_secs(2)))
-        .set_response_timeout(Some(Duration::from_secs(2)))
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout))
         .set_number_of_retries(2);
     Ok(RedisConnection::Single(
         client.get_connection_manager_with_config(config).await?,

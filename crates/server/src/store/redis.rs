@@ -32,9 +32,15 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
-    /// Connects (failing fast when Redis is unreachable) and applies pending migrations.
-    pub async fn connect(url: &str, cluster: bool, ttl: Duration) -> Result<Self, StoreError> {
-        let connection = redis_conn::connect(url, cluster).await?;
+    /// Connects (failing fast when Redis is unreachable) and applies pending migrations;
+    /// `timeout` bounds each command.
+    pub async fn connect(
+        url: &str,
+        cluster: bool,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<Self, StoreError> {
+        let connection = redis_conn::connect(url, cluster, timeout).await?;
         apply_migrations(&mut connection.clone()).await?;
         Ok(RedisStore {
             connection,

@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::helpers::{RedisServer, Reply, TestApp, call, send_body, spawn_app, uuid, with_redis};
 
-/// How long the store waits for each Redis reply (`redis_conn::connect`).
+/// How long the store waits for each Redis reply (`store.redis_timeout_ms`, default 2000).
 const STORE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Slack on a loaded machine when checking that an answer came at the timeout, not later.
 const SLACK: Duration = Duration::from_millis(2500);

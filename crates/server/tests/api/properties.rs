@@ -325,6 +325,7 @@ fn redis_store_reads_back_to_the_owner_only() {
                 &redis.url(),
                 false,
                 Duration::from_secs(600),
+                Duration::from_secs(2),
             ))
             .unwrap(),
     );
@@ -345,7 +346,12 @@ fn redis_store_forgets_after_the_ttl() {
     let ttl = Duration::from_secs(1);
     let store: Arc<dyn TaskStore> = Arc::new(
         runtime
-            .block_on(RedisStore::connect(&redis.url(), false, ttl))
+            .block_on(RedisStore::connect(
+                &redis.url(),
+                false,
+                ttl,
+                Duration::from_secs(2),
+            ))
             .unwrap(),
     );
     run_expiry(&runtime, store, ttl);
