@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use moka::future::Cache;
+use moka::policy::EvictionPolicy;
 
 use a2a_types::Task;
 
@@ -25,22 +26,25 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// A store keeping each entry for `ttl`, and at most `max_tasks` tasks (least recently used
     /// first out beyond that).
+    ///
+    /// The caches evict by recency only: moka's default admission policy (TinyLFU) would refuse
+    /// a new task once the store is full, in favour of tasks read more often, and a client
+    /// could not read back the task it was just given.
     pub fn new(ttl: Duration, max_tasks: u64) -> Self {
         MemoryStore {
-            tasks: Cache::builder()
-                .max_capacity(max_tasks)
-                .time_to_live(ttl)
-                .build(),
-            messages: Cache::builder()
-                .max_capacity(max_tasks)
-                .time_to_live(ttl)
-                .build(),
-            contexts: Cache::builder()
-                .max_capacity(max_tasks)
-                .time_to_live(ttl)
-                .build(),
+            tasks: Self::cache(ttl, max_tasks),
+            messages: Self::cache(ttl, max_tasks),
+            contexts: Self::cache(ttl, max_tasks),
             context_cap: 100,
         }
+    }
+
+    fn cache<V: Clone + Send + Sync + 'static>(ttl: Duration, capacity: u64) -> Cache<String, V> {
+        Cache::builder()
+            .max_capacity(capacity)
+            .time_to_live(ttl)
+            .eviction_policy(EvictionPolicy::lru())
+            .build()
     }
 
     fn key(owner: &Owner, id: &str) -> String {
@@ -127,5 +131,45 @@ impl TaskStore for MemoryStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str) -> StoredTask {
+        StoredTask {
+            id: id.into(),
+            context_id: format!("ctx-{id}"),
+            json: Bytes::from(format!(r#"{{"id":"{id}"}}"#)),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_store_keeps_the_newest_tasks() {
+        let store = MemoryStore::new(Duration::from_secs(3600), 100);
+        let owner = Owner::of("alice");
+        for n in 0..400 {
+            let id = format!("t{n}");
+            let record = MessageRecord {
+                fingerprint: "fp".into(),
+                task_id: id.clone(),
+            };
+            let saved = store
+                .save(&owner, &task(&id), &format!("m{n}"), &record, true)
+                .await
+                .unwrap();
+            assert_eq!(saved, SaveOutcome::Saved);
+        }
+        store.tasks.run_pending_tasks().await;
+        for n in 380..400 {
+            let id = format!("t{n}");
+            assert!(
+                store.get(&owner, &id).await.unwrap().is_some(),
+                "the recently stored task {id} must read back"
+            );
+        }
+        assert!(store.tasks.entry_count() <= 100, "the cap holds");
     }
 }
