@@ -277,12 +277,70 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
+/// Any JSON value, read as a tree parse reads it (every string decoded, every number
+/// converted) and then forgotten: it refuses exactly what a tree parse refuses, without
+/// allocating a tree. Skipping a value (`IgnoredAny`, raw params) checks its syntax only.
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+}
+
 /// The fast path of [`parse_request`] for a body that passes every envelope check: `None` for
 /// anything else (bad JSON, a batch, a missing or mistyped member, a duplicated key), in which
-/// case [`parse_request`] gives the exact refusal. Both accept the same well-formed requests
-/// and read the same id, method and params from them.
+/// case [`parse_request`] gives the exact refusal. Both accept the same well-formed requests and
+/// read the same id, method and params from them: the body is first checked as a tree parse
+/// checks it (members the envelope skips and the raw params included), then read.
 pub fn parse_request_borrowed(body: &[u8]) -> Option<BorrowedRequest<'_>> {
-    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    let text = std::str::from_utf8(body).ok()?;
+    serde_json::from_str::<Checked>(text).ok()?;
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
     if envelope.jsonrpc.as_deref() != Some("2.0") {
         return None;
     }
@@ -356,7 +414,10 @@ mod tests {
                 .map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
             assert_eq!(params, full.params);
         }
-        let refused: [&[u8]; 9] = [
+        let refused: [&[u8]; 12] = [
+            b"{\"jsonrpc\":\"2.0\",\"x\":\"\xa5\",\"id\":1,\"method\":\"m\"}",
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"id":"t","x":1e999}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"\udc00"}}"#,
             b"{",
             b"[]",
             br#"{"jsonrpc":"2.0","method":"m"}"#,
