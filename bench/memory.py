@@ -109,6 +109,13 @@ class Server:
                     raise RuntimeError("the server does not listen after 60 s")
                 time.sleep(0.05)
 
+    def check(self):
+        """Raises if the server is no longer running."""
+        code = self.process.poll()
+        if code is not None:
+            raise RuntimeError(f"the server exited with {code} (a negative code is the signal "
+                               f"that ended it); see {self.log_path}")
+
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()
@@ -193,6 +200,7 @@ class Load:
             while True:
                 time.sleep(every)
                 now = time.monotonic()
+                server.check()
                 count = server.tasks_made()
                 samples.append({"t": round(now - started, 2), "tasks": count - base,
                                 "rss": rss(server.pid)})
