@@ -24,9 +24,7 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -35,10 +33,9 @@ import uuid
 
 import harness
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = harness.ROOT
 LUA = os.path.join(ROOT, "bench", "wrk", "memory.lua")
 RPC_PATH = "/api/v1/a2a"
-SECRET = "bench-secret-" + "x" * 40
 USER = "bench-memory"
 DEFAULT_CAP = 1_000_000
 TARGET_OVERHEAD = 2_500  # bytes per task beyond its JSON ("2.5 KB")
@@ -76,19 +73,8 @@ class Server:
     def __init__(self, binary, workdir, name, cap):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ)
-        env.update({
-            "A2A__SERVER__BIND": f"127.0.0.1:{self.port}",
-            "A2A__AUTH__MODE": "hs256",
-            "A2A__AUTH__HS256_SECRET": SECRET,
-            "A2A__STORE__BACKEND": "memory",
-            "A2A__STORE__MEMORY_MAX_TASKS": str(cap),
-            "A2A__LIMITS__ENTERPRISE__DEFAULT_PER_MINUTE": "100000000",
-            "A2A__DATA__DIR": os.path.join(workdir, "data"),
-            "A2A__LOG__FORMAT": "json",
-            "A2A__LOG__LEVEL": "warn",
-            "A2A__SERVER__FAILED_AUTH_PER_MINUTE_PER_IP": "0",
-        })
+        env = harness.our_env(self.port, "memory", "hs256", None, None, workdir)
+        env["A2A__STORE__MEMORY_MAX_TASKS"] = str(cap)
         env.pop("RUST_LOG", None)
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.out = open(self.log_path, "ab")
@@ -96,18 +82,7 @@ class Server:
             [binary, "serve"], stdout=self.out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
             start_new_session=True)
         self.pid = self.process.pid
-        deadline = time.monotonic() + 60
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.process.returncode}; "
-                                   f"see {self.log_path}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the server does not listen after 60 s")
-                time.sleep(0.05)
+        harness.wait_for_port(self.port, self.process, seconds=60)
 
     def check(self):
         """Raises if the server is no longer running."""
@@ -159,14 +134,6 @@ class Server:
         with urllib.request.urlopen(self.base + "/metrics", timeout=30) as response:
             text = response.read().decode()
         return sum(int(n) for n in TASKS_METRIC.findall(text))
-
-
-def token(binary, workdir):
-    env = dict(os.environ, A2A__AUTH__HS256_SECRET=SECRET,
-               A2A__DATA__DIR=os.path.join(workdir, "data"))
-    out = subprocess.run([binary, "token", "--sub", USER, "--plan", "enterprise", "--ttl", "12h"],
-                         env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-    return out.stdout.strip()
 
 
 def json_size(result):
@@ -541,7 +508,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="a2a-memory-")
     log(f"memory: working in {workdir}")
     load = Load(args.threads, args.connections)
-    tok = token(args.server, workdir)
+    tok = harness.hs256_token(args.server, USER, "enterprise", workdir)
     one = two = None
     if args.tasks > 0:
         one = footprint(args.server, workdir, load, tok, args.tasks, args.warmup)

@@ -290,13 +290,12 @@ impl Authenticator {
                 decode_claims(token, &key, &self.checks.validation(alg))
             }
         };
-        let expires = checked
-            .as_ref()
-            .ok()
-            .and_then(|claims| claims.get("exp"))
-            .and_then(Value::as_u64);
-        let principal = match checked.and_then(|claims| self.principal(claims)) {
-            Ok(principal) => principal,
+        let verified = checked.and_then(|claims| {
+            let expires = claims.get("exp").and_then(Value::as_u64);
+            self.principal(claims).map(|principal| (principal, expires))
+        });
+        let (principal, expires) = match verified {
+            Ok(verified) => verified,
             Err(error) => {
                 let refused = Refused {
                     error: error.clone(),
