@@ -21,9 +21,10 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from dataclasses import asdict, is_dataclass
 
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding
+import quiet
+import stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = os.path.join(ROOT, "bench", "wrk", "rpc.lua")
@@ -32,6 +33,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 HS256_SECRET = "bench-secret-" + "x" * 40
 LOAD_USER = "bench-load"
 LIMITED_USER = "bench-limited"
+TASKS_METRIC = re.compile(r'^a2a_tasks_total\{[^}]*skill="saints_of_the_day"[^}]*\}\s+(\d+)', re.M)
 SEND_TEMPLATE = (
     '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message",'
     '"messageId":"%s","role":"user","parts":[{"kind":"data","data":{"date":"2026-12-08"}}],'
@@ -144,12 +146,14 @@ def error_code(code, http_status):
 
 
 class Wrk:
-    """Runs wrk with the Lua script and parses its result line."""
+    """Runs wrk with the Lua script and parses its result line. Each run is watched: the load
+    average before it and the CPU other processes used during it go into its result."""
 
-    def __init__(self, duration, threads, connections):
+    def __init__(self, duration, threads, connections, watch):
         self.duration = duration
         self.threads = threads
         self.connections = connections
+        self.watch = watch
         self.runs = 0
 
     def run(self, url, pids, mode="send", token="", task_id="", connections=None, delay_ms=None,
@@ -171,9 +175,11 @@ class Wrk:
             "wrk", "-t", str(min(self.threads, connections)), "-c", str(connections),
             "-d", f"{duration or self.duration}s", "--timeout", "5s", "-s", LUA, url,
         ]
+        watched = self.watch.start()
         before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         output = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
         after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        load, disturbance = self.watch.stop(watched)
         line = next((l for l in output.splitlines() if l.startswith("BENCH_RESULT ")), None)
         if line is None:
             raise RuntimeError(f"wrk printed no result: {output}")
@@ -184,6 +190,8 @@ class Wrk:
             name: (after[name] - before[name]) * 1e6 / requests for name in pids
         }
         result["connections"] = connections
+        result["load"] = load
+        result["disturbance"] = disturbance
         return result
 
 
@@ -195,6 +203,9 @@ class Rs256Issuer:
     """An RSA key made with openssl at bench time, its JWKS file, and tokens signed with it."""
 
     def __init__(self, workdir):
+        # Imported here, not at the top: the report and its tests need no cryptography.
+        from cryptography.hazmat.primitives import serialization
+
         self.pem_path = os.path.join(workdir, "issuer.pem")
         subprocess.run(
             ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
@@ -214,6 +225,9 @@ class Rs256Issuer:
             json.dump(jwks, out)
 
     def token(self, sub, plan, ttl=3600):
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
         now = int(time.time())
         header = b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "bench"}).encode())
         claims = b64url(json.dumps(
@@ -279,7 +293,10 @@ def stored_task_size(redis_port):
     raise RuntimeError("no stored task found in Redis")
 
 
-def redis_benchmark(redis_port, redis_pid, size, requests):
+def redis_benchmark(redis_port, redis_pid, size, requests, watch):
+    """redis-benchmark SET and GET of `size` bytes: per command its rate and latency, with the
+    Redis CPU per command, the load average before and the other processes' CPU during it."""
+    watched = watch.start()
     before = cpu_seconds(redis_pid)
     out = subprocess.run(
         ["redis-benchmark", "-p", str(redis_port), "-t", "set,get", "-d", str(size),
@@ -287,14 +304,22 @@ def redis_benchmark(redis_port, redis_pid, size, requests):
         capture_output=True, text=True, check=True,
     ).stdout
     after = cpu_seconds(redis_pid)
-    results = {}
+    load, disturbance = watch.stop(watched)
+    commands = {}
     for line in out.splitlines():
         cells = [c.strip('"') for c in line.split(",")]
         if cells and cells[0] in ("SET", "GET"):
-            results[cells[0]] = {"rps": float(cells[1]), "p50_ms": float(cells[4]),
-                                 "p99_ms": float(cells[6])}
-    cpu_us = (after - before) * 1e6 / (2 * requests)
-    return results, cpu_us
+            commands[cells[0]] = {"rps": float(cells[1]), "p50_ms": float(cells[4]),
+                                  "p99_ms": float(cells[6])}
+    return {"commands": commands, "cpu_us": (after - before) * 1e6 / (2 * requests),
+            "load": load, "disturbance": disturbance}
+
+
+def tasks_made(base):
+    """The server's count of `saints_of_the_day` tasks (every final state), from /metrics."""
+    with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return sum(int(n) for n in TASKS_METRIC.findall(text))
 
 
 def machine():
@@ -327,63 +352,155 @@ def ms(us):
     return f"{us / 1000:.2f}"
 
 
-def ratio(value, floor):
-    return f"{value / floor * 100:.0f} %" if floor else "n/a"
+def percent(value):
+    return f"{value * 100:.0f} %"
 
 
 class Report:
-    def __init__(self):
-        self.rows = []
-        self.results = {}
+    """Every scenario's rounds (one result per round), in the order they were first measured."""
 
-    def add(self, key, label, result, floor_key=None, extra_cpu=None):
-        self.results[key] = result
-        self.rows.append((key, label, result, floor_key, extra_cpu))
+    def __init__(self):
+        self.labels = {}
+        self.rounds = {}
+
+    def add(self, key, label, result, floor_key=None):
+        self.labels.setdefault(key, (label, floor_key))
+        self.rounds.setdefault(key, []).append(result)
         cpu = result["cpu_us"].get("server", 0.0)
         log(f"  {label}: {result['rps']:.0f} req/s, p50 {ms(result['p50_us'])} ms, "
             f"p99 {ms(result['p99_us'])} ms, server CPU {cpu:.1f} us/req, "
-            f"{result['status_errors']} non-2xx, {result['socket_errors']} socket errors")
+            f"{result['status_errors']} non-2xx, {result['socket_errors']} socket errors, "
+            f"load {result['load']:.2f}"
+            + (f", {result['disturbance'].worst}" if result["disturbance"].worst else ""))
+
+    def has(self, *keys):
+        return all(key in self.rounds for key in keys)
+
+    def values(self, key, figure):
+        """One figure of every round of a scenario; `figure` is a result key or a function."""
+        read = figure if callable(figure) else (lambda result: result[figure])
+        return [read(result) for result in self.rounds[key]]
+
+    def median(self, key, figure):
+        return stats.median(self.values(key, figure))
+
+    def ratios(self, key, floor_key, figure="rps"):
+        """Per round, the scenario's figure over its floor's in the same round."""
+        return [ours / floor if floor else 0.0 for ours, floor in
+                zip(self.values(key, figure), self.values(floor_key, figure))]
+
+    def disturbances(self, *keys):
+        return [result["disturbance"] for key in keys for result in self.rounds.get(key, [])]
 
 
-def markdown(report, info, redis_floor, task_size, half, started, finished, settings):
-    results = report.results
+def server_cpu(result):
+    return result["cpu_us"]["server"]
+
+
+def redis_cpu(result):
+    return result["cpu_us"].get("redis")
+
+
+def latency(figure):
+    return lambda result: result[figure] / 1000
+
+
+def conditions(results):
+    """The load average before each round (low–high) and the most CPU one other process used
+    during a round."""
+    loads = [result["load"] for result in results]
+    worst = [result["disturbance"].worst for result in results if result["disturbance"].worst]
+    top = max(worst, key=lambda usage: usage.share) if worst else None
+    return stats.span(loads), (f"{top.share * 100:.0f} % ({top.comm})" if top else "0 %")
+
+
+def markdown(report, info, redis_floor, task_size, started, finished, settings):
+    rounds = report.rounds
+    load_at_start = info["load_1min"]
+    everything = [result for results in rounds.values() for result in results] + redis_floor
+    disturbed = [r for r in everything if r["disturbance"].busy()]
+    reasons = quiet.busy_reasons(load_at_start, [r["disturbance"] for r in everything])
+    kernel = max((r["disturbance"].kernel for r in everything), default=0.0)
     lines = [
         "# Load benchmark results",
         "",
-        f"Run {started} → {finished} UTC, `bench/run` (wrk {settings['duration']} s per run, "
-        f"{settings['threads']} threads, {settings['connections']} connections, loopback).",
+        f"Run {started} → {finished} UTC, `bench/run`: {settings['rounds']} rounds, each "
+        f"scenario once per round (our server, then the floors, then the peers, then the next "
+        f"round); wrk {settings['duration']} s per run, {settings['threads']} threads, "
+        f"{settings['connections']} connections, loopback.",
         "",
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory_gib']} GiB, "
         f"Linux {info['kernel']}; load average at start {info['load_at_start']}. "
         "The load generator shares the CPUs with the server.",
         "",
-        "Throughput ratio: ours / floor (higher is better). CPU ratio: server CPU per request, "
-        "ours / floor (lower is better). Rejections are compared with the fixed-body floor, "
-        "`message/send` and `tasks/get` with the JSON floor fed the same body.",
+        ("**Quiet machine: yes.** " if not reasons else "**Quiet machine: no**, no target can be "
+         f"called met: {'; '.join(reasons)}. ")
+        + f"Load average at start {load_at_start:.2f} (limit {quiet.MAX_LOAD}); "
+        f"{len(disturbed)} of {len(everything)} measurements had another process above "
+        f"{quiet.MAX_SHARE * 100:.0f} % of a CPU; kernel threads used at most "
+        f"{kernel * 100:.0f} % of a CPU in one measurement (not held against the run: they "
+        "carry our own loopback traffic too).",
+        "",
+        "Every figure is the median of the rounds, with the run-to-run spread in parentheses: "
+        "(max − min) / median. Throughput ratio: ours / floor (higher is better); CPU ratio: "
+        "server CPU per request, ours / floor (lower is better); both are ratios of the medians, "
+        "their spread that of the per-round ratios. Rejections are compared with the fixed-body "
+        "floor, `message/send` and `tasks/get` with the JSON floor fed the same body. `load`: "
+        "the 1-minute load average before each round's run (low–high; from the second "
+        "measurement on it counts the benchmark's own previous run); `others`: the most CPU one "
+        "other process used during one round.",
         "",
         "| scenario | req/s | p50 ms | p99 ms | p99.9 ms | server CPU µs/req | Redis CPU µs/req "
-        "| throughput vs floor | CPU vs floor | non-2xx |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| throughput vs floor | CPU vs floor | load | others | non-2xx |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for key, label, result, floor_key, _ in report.rows:
-        cpu = result["cpu_us"].get("server", 0.0)
-        redis_cpu = result["cpu_us"].get("redis")
-        floor = results.get(floor_key) if floor_key else None
+    for key, (label, floor_key) in report.labels.items():
+        results = rounds[key]
+        redis = report.values(key, redis_cpu)
+        has_floor = floor_key and report.has(floor_key)
+        if has_floor:
+            throughput = (f"{percent(report.median(key, 'rps') / report.median(floor_key, 'rps'))}"
+                          f" ({stats.spread(report.ratios(key, floor_key)) * 100:.0f} %)")
+            cpu_ratios = report.ratios(key, floor_key, server_cpu)
+            cpu = (f"{report.median(key, server_cpu) / report.median(floor_key, server_cpu):.2f}× "
+                   f"({stats.spread(cpu_ratios) * 100:.0f} %)")
+        else:
+            throughput = cpu = "—"
+        load, others = conditions(results)
         lines.append(
-            f"| {label} | {result['rps']:,.0f} | {ms(result['p50_us'])} | {ms(result['p99_us'])} "
-            f"| {ms(result['p999_us'])} | {cpu:.1f} | "
-            f"{f'{redis_cpu:.1f}' if redis_cpu is not None else '—'} | "
-            f"{ratio(result['rps'], floor['rps']) if floor else '—'} | "
-            f"{ratio(cpu, floor['cpu_us']['server']) if floor else '—'} | "
-            f"{result['status_errors']:,} |"
+            f"| {label} | {stats.with_spread(report.values(key, 'rps'), lambda v: f'{v:,.0f}')} "
+            f"| {stats.with_spread(report.values(key, latency('p50_us')), lambda v: f'{v:.2f}')} "
+            f"| {stats.with_spread(report.values(key, latency('p99_us')), lambda v: f'{v:.2f}')} "
+            f"| {stats.with_spread(report.values(key, latency('p999_us')), lambda v: f'{v:.2f}')} "
+            f"| {stats.with_spread(report.values(key, server_cpu), lambda v: f'{v:.1f}')} "
+            f"| {stats.with_spread(redis, lambda v: f'{v:.1f}') if None not in redis else '—'} "
+            f"| {throughput} | {cpu} | {load} | {others} "
+            f"| {sum(report.values(key, 'status_errors')):,} |"
         )
-    lines += ["", f"Redis floor (`redis-benchmark`, 50 clients, unpipelined, value of {task_size} "
-              "bytes = the size of a stored `saints_of_the_day` task):", ""]
-    lines += ["| command | req/s | p50 ms | p99 ms |", "|---|---:|---:|---:|"]
-    for command, figures in redis_floor[0].items():
-        lines.append(f"| {command} | {figures['rps']:,.0f} | {figures['p50_ms']:.3f} | "
-                     f"{figures['p99_ms']:.3f} |")
-    lines.append(f"\nredis-server CPU per command: {redis_floor[1]:.1f} µs.")
+    half = rounds.get("ours_memory_hs256_half")
+    if half:
+        lines += ["", "Half of peak: each round aims at half of that round's `message/send` peak "
+                  "(memory, HS256); aimed " + stats.span([r["target_rps"] for r in half],
+                                                        lambda v: f"{v:,.0f}")
+                  + " req/s, reached "
+                  + stats.with_spread([r["rps"] for r in half], lambda v: f"{v:,.0f}") + "."]
+    if redis_floor:
+        lines += ["", f"Redis floor (`redis-benchmark`, 50 clients, unpipelined, value of "
+                  f"{task_size} bytes = the size of a stored `saints_of_the_day` task), per round:",
+                  "", "| command | req/s | p50 ms | p99 ms |", "|---|---:|---:|---:|"]
+        for command in ("SET", "GET"):
+            figures = [r["commands"][command] for r in redis_floor if command in r["commands"]]
+            if not figures:
+                continue
+            lines.append(
+                f"| {command} | {stats.with_spread([f['rps'] for f in figures], lambda v: f'{v:,.0f}')} "
+                f"| {stats.with_spread([f['p50_ms'] for f in figures], lambda v: f'{v:.3f}')} "
+                f"| {stats.with_spread([f['p99_ms'] for f in figures], lambda v: f'{v:.3f}')} |")
+        load, others = conditions(redis_floor)
+        lines.append(
+            "\nredis-server CPU per command: "
+            f"{stats.with_spread([r['cpu_us'] for r in redis_floor], lambda v: f'{v:.1f}')} µs; "
+            f"load {load}; others {others}.")
 
     peers = [("message/send", "ours_memory_hs256_send", "python_send", "js_send"),
              ("tasks/get", "ours_memory_hs256_get", "python_get", "js_get")]
@@ -392,48 +509,213 @@ def markdown(report, info, redis_floor, task_size, half, started, finished, sett
               "| ours CPU µs | Python CPU µs | JS CPU µs |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for method, ours, python, js in peers:
-        if ours in results and python in results and js in results:
-            o, p, j = results[ours], results[python], results[js]
-            lines.append(
-                f"| {method} | {o['rps']:,.0f} | {p['rps']:,.0f} | {o['rps'] / p['rps']:.1f}× | "
-                f"{j['rps']:,.0f} | {o['rps'] / j['rps']:.1f}× | {o['cpu_us']['server']:.1f} | "
-                f"{p['cpu_us']['server']:.1f} | {j['cpu_us']['server']:.1f} |")
+        if report.has(ours, python, js):
+            def rps(key):
+                return stats.with_spread(report.values(key, "rps"), lambda v: f"{v:,.0f}")
 
-    def share(ours, floor):
-        if ours in results and floor in results:
-            return results[ours]["rps"] / results[floor]["rps"]
-        return None
+            def cpu(key):
+                return stats.with_spread(report.values(key, server_cpu), lambda v: f"{v:.1f}")
 
-    send = share("ours_memory_hs256_send", "floor_json_send")
-    get = share("ours_memory_hs256_get", "floor_json_get")
-    redis_send = share("ours_redis_hs256_send", "floor_json_send")
-    python = share("ours_memory_hs256_send", "python_send")
-    js = share("ours_memory_hs256_send", "js_send")
+            def times(peer):
+                return (f"{report.median(ours, 'rps') / report.median(peer, 'rps'):.1f}× "
+                        f"({stats.spread(report.ratios(ours, peer)) * 100:.0f} %)")
 
-    def verdict(value, target, fmt):
-        if value is None:
-            return "not measured", "—"
-        return fmt(value), "met" if value >= target else "not met"
+            lines.append(f"| {method} | {rps(ours)} | {rps(python)} | {times(python)} | "
+                         f"{rps(js)} | {times(js)} | {cpu(ours)} | {cpu(python)} | {cpu(js)} |")
 
-    targets = [
-        ("`message/send`, memory store, vs JSON floor", "≥ 70 %",
-         *verdict(send, 0.70, lambda v: f"{v * 100:.0f} %")),
-        ("`tasks/get`, memory store, vs JSON floor", "≥ 90 %",
-         *verdict(get, 0.90, lambda v: f"{v * 100:.0f} %")),
-        ("`message/send`, Redis store, vs JSON floor", "≥ 50 %",
-         *verdict(redis_send, 0.50, lambda v: f"{v * 100:.0f} %")),
-        ("`message/send` vs Python SDK", "≥ 40×", *verdict(python, 40, lambda v: f"{v:.1f}×")),
-        ("`message/send` vs JS SDK", "≥ 12×", *verdict(js, 12, lambda v: f"{v:.1f}×")),
-    ]
-    if half:
-        p99_ms = half["p99_us"] / 1000
-        targets.append((
-            f"p99 at half of peak (`message/send`, memory, {half['rps']:,.0f} req/s reached of "
-            f"{half['target_rps']:,.0f} aimed)", "< 2 ms", f"{p99_ms:.2f} ms",
-            "met" if p99_ms < 2 else "not met"))
-    lines += ["", "## Targets (issue 9)", "", "| target | goal | measured | |", "|---|---|---:|---|"]
-    lines += [f"| {name} | {goal} | {value} | {state} |" for name, goal, value, state in targets]
+    lines += ["", "## Targets", "",
+              "| target | goal | measured (spread) | load at start | |", "|---|---|---:|---:|---|"]
+    lines += [f"| {name} | {goal} | {value} | {load_at_start:.2f} | {state} |"
+              for name, goal, value, state in targets(report, load_at_start)]
     return "\n".join(lines) + "\n"
+
+
+# (name, our scenario, the one it is compared with, goal, how the goal is written)
+RATIO_TARGETS = [
+    ("`message/send`, memory store, vs JSON floor", "ours_memory_hs256_send", "floor_json_send",
+     0.70, "≥ 70 %"),
+    ("`message/send`, memory store full (every send evicts), vs JSON floor",
+     "ours_steady_hs256_send", "floor_json_send", 0.70, "≥ 70 %"),
+    ("`tasks/get`, memory store, vs JSON floor", "ours_memory_hs256_get", "floor_json_get",
+     0.90, "≥ 90 %"),
+    ("`message/send`, Redis store, vs JSON floor", "ours_redis_hs256_send", "floor_json_send",
+     0.50, "≥ 50 %"),
+    ("`message/send` vs Python SDK", "ours_memory_hs256_send", "python_send", 40, "≥ 40×"),
+    ("`message/send` vs JS SDK", "ours_memory_hs256_send", "js_send", 12, "≥ 12×"),
+]
+
+
+def targets(report, load_at_start):
+    """(name, goal, measured, verdict) of every target: a ratio of medians with the spread of
+    the per-round ratios, and the verdict refused when the machine was not quiet during any
+    measurement the target uses."""
+    rows = []
+    for name, ours, other, goal, written in RATIO_TARGETS:
+        if not report.has(ours, other):
+            rows.append((name, written, "not measured", "—"))
+            continue
+        value = report.median(ours, "rps") / report.median(other, "rps")
+        shown = f"{value * 100:.0f} %" if goal < 1 else f"{value:.1f}×"
+        measured = f"{shown} ({stats.spread(report.ratios(ours, other)) * 100:.0f} %)"
+        reasons = quiet.busy_reasons(load_at_start, report.disturbances(ours, other))
+        rows.append((name, written, measured, quiet.verdict(reasons, value, goal)))
+    if report.has("ours_memory_hs256_half"):
+        key = "ours_memory_hs256_half"
+        p99 = report.values(key, latency("p99_us"))
+        reached = report.median(key, "rps")
+        reasons = quiet.busy_reasons(load_at_start, report.disturbances(key))
+        rows.append((f"p99 at half of peak (`message/send`, memory, {reached:,.0f} req/s "
+                     "reached)", "< 2 ms", stats.with_spread(p99, lambda v: f"{v:.2f} ms"),
+                     quiet.verdict(reasons, stats.median(p99), 2, higher_is_better=False)))
+    return rows
+
+
+def encode(value):
+    """JSON for what the results hold beyond plain values (the disturbance records)."""
+    if is_dataclass(value):
+        return asdict(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+class Ours:
+    """One of our servers, checked with one call of each kind and warmed up."""
+
+    def __init__(self, processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir,
+                 name=None, extra_env=None):
+        self.store, self.auth = store, auth
+        self.name = name or f"{store}_{auth}"
+        port = free_port()
+        env = our_env(port, store, auth, redis["port"], jwks_url, workdir)
+        env.update(extra_env or {})
+        self.process = processes.start(f"server-{self.name}", [args.server, "serve"], port,
+                                       env=env, cwd=ROOT)
+        self.base = f"http://127.0.0.1:{port}"
+        self.url = self.base + RPC_PATH
+        self.pids = {"server": self.process.pid}
+        if store == "redis":
+            self.pids["redis"] = redis["process"].pid
+        self.token = tokens[auth]
+        _, self.first = expect(self.url, send_body(), self.token["load"], completed,
+                               "message/send")
+        self.task_id = json.loads(self.first)["result"]["id"]
+        self.check()
+        wrk.run(self.url, self.pids, "send", self.token["load"], duration=1)  # warm-up
+
+    def check(self):
+        """One call of each kind answers as it should (before and after the load)."""
+        token = self.token
+        expect(self.url, get_body(self.task_id), token["load"], completed, "tasks/get")
+        expect(self.url, send_body(), token["bad"], error_code(-32004, 401), "bad token")
+        post(self.url, send_body(), token["limited"])
+        expect(self.url, send_body(), token["limited"], error_code(-32003, 429), "limited")
+
+    def label(self):
+        return f"ours, {self.store}, {self.auth.upper()}"
+
+    def measure(self, wrk, report):
+        key, label = f"ours_{self.name}", self.label()
+        token = self.token
+        report.add(f"{key}_send", f"{label}: message/send",
+                   wrk.run(self.url, self.pids, "send", token["load"]), "floor_json_send")
+        report.add(f"{key}_get", f"{label}: tasks/get",
+                   wrk.run(self.url, self.pids, "get", token["load"], self.task_id),
+                   "floor_json_get")
+        report.add(f"{key}_unauthorized", f"{label}: -32004 bad token",
+                   wrk.run(self.url, self.pids, "send", token["bad"]), "floor_fixed_send")
+        report.add(f"{key}_limited", f"{label}: -32003 limit exhausted",
+                   wrk.run(self.url, self.pids, "send", token["limited"]), "floor_fixed_send")
+
+
+class Steady(Ours):
+    """Our server with the memory store held at its cap: filled to 1.5 × the cap before the
+    first round, so every measured `message/send` evicts."""
+
+    def __init__(self, processes, wrk, args, tokens, redis, jwks_url, workdir):
+        self.cap = args.steady_cap
+        super().__init__(processes, wrk, args, "memory", "hs256", tokens, redis, jwks_url,
+                         workdir, name="steady_hs256",
+                         extra_env={"A2A__STORE__MEMORY_MAX_TASKS": str(self.cap)})
+        log(f"bench: filling the store of the steady-state server to 1.5 × {self.cap:,} tasks")
+        while tasks_made(self.base) < self.cap * 1.5:
+            wrk.run(self.url, self.pids, "send", self.token["load"], duration=2)
+
+    def label(self):
+        return f"ours, memory full (cap {self.cap:,}), HS256"
+
+    def measure(self, wrk, report):
+        report.add("ours_steady_hs256_send", f"{self.label()}: message/send",
+                   wrk.run(self.url, self.pids, "send", self.token["load"]), "floor_json_send")
+
+    def check(self):
+        """A task stored in the full store reads back."""
+        reply, _ = expect(self.url, send_body(), self.token["load"], completed, "message/send")
+        expect(self.url, get_body(reply["result"]["id"]), self.token["load"], completed,
+               "tasks/get of a task stored in the full store")
+
+
+class Floor:
+    """The floor server (bench/floor) fed our server's answer as its template."""
+
+    def __init__(self, processes, wrk, args, template_path, token):
+        port = free_port()
+        self.process = processes.start(
+            "floor", [args.floor, "--bind", f"127.0.0.1:{port}", "--template", template_path],
+            port)
+        self.pids = {"server": self.process.pid}
+        self.base = f"http://127.0.0.1:{port}"
+        self.token = token
+        wrk.run(f"{self.base}/json", self.pids, "send", token, duration=1)  # warm-up
+
+    def measure(self, wrk, report):
+        report.add("floor_json_send", "floor (a) JSON: message/send body",
+                   wrk.run(f"{self.base}/json", self.pids, "send", self.token))
+        report.add("floor_json_get", "floor (a) JSON: tasks/get body",
+                   wrk.run(f"{self.base}/json", self.pids, "get", self.token, "task-id"))
+        report.add("floor_fixed_send", "floor (b) fixed body",
+                   wrk.run(f"{self.base}/fixed", self.pids, "send", self.token))
+
+
+class Peer:
+    """An A2A SDK server under the same load; checked once and warmed up."""
+
+    def __init__(self, processes, wrk, key, label, args, token, cwd=None):
+        port = free_port()
+        self.key, self.label, self.token = key, label, token
+        self.process = processes.start(f"{key}-peer", [*args, str(port)], port, cwd=cwd)
+        self.url = f"http://127.0.0.1:{port}/"
+        self.pids = {"server": self.process.pid}
+        reply, _ = expect(self.url, send_body(), token, completed, f"{label} message/send")
+        self.task_id = reply["result"]["id"]
+        expect(self.url, get_body(self.task_id), token, completed, f"{label} tasks/get")
+        wrk.run(self.url, self.pids, "send", token, duration=2)  # warm-up (JIT, caches)
+
+    def measure(self, wrk, report):
+        report.add(f"{self.key}_send", f"{self.label}: message/send",
+                   wrk.run(self.url, self.pids, "send", self.token), "floor_json_send")
+        report.add(f"{self.key}_get", f"{self.label}: tasks/get",
+                   wrk.run(self.url, self.pids, "get", self.token, self.task_id),
+                   "floor_json_get")
+
+
+def half_peak(wrk, url, pids, token, peak):
+    """Latency at half of the peak rate: each connection pauses a fixed 2 ms between requests,
+    with as many connections as that rate needs (adjusted once from the rate reached)."""
+    target = peak / 2
+    delay_ms = 2
+    connections = max(1, round(target * delay_ms / 1000 * 1.1))
+    result = wrk.run(url, pids, "send", token, connections=connections, delay_ms=delay_ms)
+    if result["rps"] < 0.9 * target or result["rps"] > 1.1 * target:
+        connections = max(1, round(connections * target / max(result["rps"], 1)))
+        result = wrk.run(url, pids, "send", token, connections=connections, delay_ms=delay_ms)
+    result["target_rps"] = target
+    return result
+
+
+def rounds_argument(text):
+    value = int(text)
+    if value < stats.MIN_ROUNDS:
+        raise argparse.ArgumentTypeError(f"at least {stats.MIN_ROUNDS} rounds (got {value})")
+    return value
 
 
 def main():
@@ -445,26 +727,34 @@ def main():
     parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--rounds", type=rounds_argument, default=stats.MIN_ROUNDS,
+                        help="alternating rounds of every scenario (at least 3)")
+    parser.add_argument("--settle", type=float, default=0,
+                        help="seconds to wait at most for the load average to fall to 0.5")
+    parser.add_argument("--steady-cap", type=int, default=50_000,
+                        help="the memory store's cap in the steady-state scenario")
     parser.add_argument("--out", required=True, help="the Markdown report to write")
     args = parser.parse_args()
 
+    load_at_start = quiet.settle(seconds=args.settle, log=log)
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     info = machine()
+    info["load_1min"] = load_at_start
     info["wrk"] = wrk_version()
     workdir = tempfile.mkdtemp(prefix="a2a-bench-")
     logs = os.path.join(workdir, "logs")
     os.makedirs(logs)
-    log(f"bench: working in {workdir}")
+    log(f"bench: working in {workdir}; load average {load_at_start:.2f}")
     processes = Processes(logs)
-    wrk = Wrk(args.duration, args.threads, args.connections)
+    wrk = Wrk(args.duration, args.threads, args.connections, quiet.Watch())
     report = Report()
-    half = None
+    redis_floor = []
     try:
         redis_port = free_port()
-        redis = processes.start(
+        redis = {"port": redis_port, "process": processes.start(
             "redis", ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",
                       "--save", "", "--appendonly", "no", "--dir", workdir],
-            redis_port)
+            redis_port)}
         issuer = Rs256Issuer(workdir)
         jwks_port = free_port()
         processes.start(
@@ -485,131 +775,59 @@ def main():
         for auth in tokens.values():
             auth["bad"] = forged(auth["load"])
 
+        log("bench: starting every server (they stay up for all the rounds)")
+        ours = [Ours(processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir)
+                for store in ("memory", "redis") for auth in ("hs256", "rs256")]
+        ours.append(Steady(processes, wrk, args, tokens, redis, jwks_url, workdir))
+        task_size = stored_task_size(redis_port)
         template_path = os.path.join(workdir, "task-response.json")
-        task_size = None
-        for store in ("memory", "redis"):
-            for auth in ("hs256", "rs256"):
-                name = f"{store}_{auth}"
-                log(f"bench: our server, {store} store, {auth.upper()} tokens")
-                redis_cli(redis_port, "FLUSHALL")
-                port = free_port()
-                server = processes.start(
-                    f"server-{name}", [args.server, "serve"], port,
-                    env=our_env(port, store, auth, redis_port, jwks_url, workdir), cwd=ROOT)
-                url = f"http://127.0.0.1:{port}{RPC_PATH}"
-                pids = {"server": server.pid}
-                if store == "redis":
-                    pids["redis"] = redis.pid
-                token = tokens[auth]
-                _, raw = expect(url, send_body(), token["load"], completed, "message/send")
-                reply = json.loads(raw)
-                task_id = reply["result"]["id"]
-                if name == "memory_hs256":
-                    with open(template_path, "wb") as out:
-                        out.write(raw)
-                expect(url, get_body(task_id), token["load"], completed, "tasks/get")
-                expect(url, send_body(), token["bad"], error_code(-32004, 401), "bad token")
-                post(url, send_body(), token["limited"])
-                expect(url, send_body(), token["limited"], error_code(-32003, 429), "limited")
-                wrk.run(url, pids, "send", token["load"], duration=1)  # warm-up
-                label = f"ours, {store}, {auth.upper()}"
-                report.add(f"ours_{name}_send", f"{label}: message/send",
-                           wrk.run(url, pids, "send", token["load"]), "floor_json_send")
-                report.add(f"ours_{name}_get", f"{label}: tasks/get",
-                           wrk.run(url, pids, "get", token["load"], task_id), "floor_json_get")
-                report.add(f"ours_{name}_unauthorized", f"{label}: -32004 bad token",
-                           wrk.run(url, pids, "send", token["bad"]), "floor_fixed_send")
-                expect(url, send_body(), token["bad"], error_code(-32004, 401), "bad token after")
-                report.add(f"ours_{name}_limited", f"{label}: -32003 limit exhausted",
-                           wrk.run(url, pids, "send", token["limited"]), "floor_fixed_send")
-                expect(url, send_body(), token["limited"], error_code(-32003, 429), "limited after")
-                if name == "memory_hs256":
-                    half = half_peak(wrk, url, pids, token["load"],
-                                     report.results[f"ours_{name}_send"]["rps"])
-                if store == "redis" and task_size is None:
-                    task_size = stored_task_size(redis_port)
-                processes.stop(server)
-
-        log("bench: floors")
-        floor_port = free_port()
-        floor = processes.start(
-            "floor", [args.floor, "--bind", f"127.0.0.1:{floor_port}", "--template",
-                      template_path], floor_port)
-        floor_pids = {"server": floor.pid}
-        base = f"http://127.0.0.1:{floor_port}"
-        token = tokens["hs256"]["load"]
-        wrk.run(f"{base}/json", floor_pids, "send", token, duration=1)
-        report.add("floor_json_send", "floor (a) JSON: message/send body",
-                   wrk.run(f"{base}/json", floor_pids, "send", token))
-        report.add("floor_json_get", "floor (a) JSON: tasks/get body",
-                   wrk.run(f"{base}/json", floor_pids, "get", token, "task-id"))
-        report.add("floor_fixed_send", "floor (b) fixed body",
-                   wrk.run(f"{base}/fixed", floor_pids, "send", token))
-        processes.stop(floor)
-        redis_cli(redis_port, "FLUSHALL")
-        redis_floor = redis_benchmark(redis_port, redis.pid, task_size, 200_000)
-
+        with open(template_path, "wb") as out:
+            out.write(ours[0].first)
+        load_token = tokens["hs256"]["load"]
+        floor = Floor(processes, wrk, args, template_path, load_token)
+        peers = []
         if args.python:
-            log("bench: Python SDK peer")
-            port = free_port()
-            peer = processes.start(
-                "python-peer", [args.python, os.path.join(ROOT, "bench", "peers",
-                                                          "python_server.py"), str(port)], port)
-            peer_bench(wrk, report, "python", "Python a2a-sdk 0.3.26", peer, port, token)
-            processes.stop(peer)
+            peers.append(Peer(processes, wrk, "python", "Python a2a-sdk 0.3.26",
+                              [args.python, os.path.join(ROOT, "bench", "peers",
+                                                         "python_server.py")], load_token))
         if args.js_dir:
-            log("bench: JavaScript SDK peer")
-            port = free_port()
             js_dir = os.path.abspath(args.js_dir)
             script = os.path.join(js_dir, "js_server.mjs")
             shutil.copyfile(os.path.join(ROOT, "bench", "peers", "js_server.mjs"), script)
-            peer = processes.start("js-peer", ["node", script, str(port)], port, cwd=js_dir)
-            peer_bench(wrk, report, "js", "JS @a2a-js/sdk 0.3.14", peer, port, token)
-            processes.stop(peer)
+            peers.append(Peer(processes, wrk, "js", "JS @a2a-js/sdk 0.3.14", ["node", script],
+                              load_token, cwd=js_dir))
+
+        for number in range(1, args.rounds + 1):
+            log(f"bench: round {number} of {args.rounds}")
+            for server in ours:
+                server.measure(wrk, report)
+            peak = report.rounds["ours_memory_hs256_send"][-1]["rps"]
+            report.add("ours_memory_hs256_half",
+                       "ours, memory, HS256: message/send at half of peak",
+                       half_peak(wrk, ours[0].url, ours[0].pids, load_token, peak))
+            floor.measure(wrk, report)
+            redis_floor.append(redis_benchmark(redis_port, redis["process"].pid, task_size,
+                                               max(10_000, 20_000 * args.duration), wrk.watch))
+            for peer in peers:
+                peer.measure(wrk, report)
+        for server in ours:
+            server.check()
     finally:
         processes.stop_all()
 
     finished = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M")
     settings = {"duration": args.duration, "threads": args.threads,
-                "connections": args.connections}
-    text = markdown(report, info, redis_floor, task_size, half, started, finished, settings)
+                "connections": args.connections, "rounds": args.rounds}
+    text = markdown(report, info, redis_floor, task_size, started, finished, settings)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as out:
         out.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as out:
-        json.dump({"machine": info, "results": report.results, "redis_floor": redis_floor,
-                   "task_size": task_size, "half_peak": half}, out, indent=1)
+        json.dump({"machine": info, "settings": settings, "rounds": report.rounds,
+                   "redis_floor": redis_floor, "task_size": task_size}, out, indent=1,
+                  default=encode)
     shutil.rmtree(workdir, ignore_errors=True)
     print(text)
-
-
-def half_peak(wrk, url, pids, token, peak):
-    """Latency at half of the peak rate: each connection pauses a fixed 2 ms between requests,
-    with as many connections as that rate needs (adjusted once from the rate reached)."""
-    target = peak / 2
-    delay_ms = 2
-    connections = max(1, round(target * delay_ms / 1000 * 1.1))
-    result = wrk.run(url, pids, "send", token, connections=connections, delay_ms=delay_ms)
-    if result["rps"] < 0.9 * target or result["rps"] > 1.1 * target:
-        connections = max(1, round(connections * target / max(result["rps"], 1)))
-        result = wrk.run(url, pids, "send", token, connections=connections, delay_ms=delay_ms)
-    result["target_rps"] = target
-    log(f"  half of peak ({target:.0f} req/s aimed, {connections} connections): "
-        f"{result['rps']:.0f} req/s, p99 {ms(result['p99_us'])} ms")
-    return result
-
-
-def peer_bench(wrk, report, key, label, peer, port, token):
-    url = f"http://127.0.0.1:{port}/"
-    pids = {"server": peer.pid}
-    reply, _ = expect(url, send_body(), token, completed, f"{label} message/send")
-    task_id = reply["result"]["id"]
-    expect(url, get_body(task_id), token, completed, f"{label} tasks/get")
-    wrk.run(url, pids, "send", token, duration=2)  # warm-up (JIT, caches)
-    report.add(f"{key}_send", f"{label}: message/send", wrk.run(url, pids, "send", token),
-               "floor_json_send")
-    report.add(f"{key}_get", f"{label}: tasks/get", wrk.run(url, pids, "get", token, task_id),
-               "floor_json_get")
 
 
 if __name__ == "__main__":

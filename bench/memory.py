@@ -45,7 +45,6 @@ SEND = (
     '"messageId":"%s","role":"user","parts":[{"kind":"data","data":{"date":"2026-12-08"}}],'
     '"metadata":{"skillId":"saints_of_the_day"}}}}'
 )
-TASKS_METRIC = re.compile(r'^a2a_tasks_total\{[^}]*skill="saints_of_the_day"[^}]*\}\s+(\d+)', re.M)
 
 
 log = harness.log
@@ -131,9 +130,7 @@ class Server:
 
     def tasks_made(self):
         """The server's count of `saints_of_the_day` tasks (every final state)."""
-        with urllib.request.urlopen(self.base + "/metrics", timeout=30) as response:
-            text = response.read().decode()
-        return sum(int(n) for n in TASKS_METRIC.findall(text))
+        return harness.tasks_made(self.base)
 
 
 def json_size(result):

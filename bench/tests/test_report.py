@@ -1,0 +1,84 @@
+"""The load benchmark's report (bench/harness.py): figures are medians of the rounds with their
+spread, and a target is never called met when the machine was busy."""
+
+import contextlib
+import io
+import unittest
+
+import harness
+import quiet
+
+
+def result(rps, cpu_us=50.0, load=0.1, others=()):
+    return {"requests": int(rps * 5), "rps": rps, "duration_us": 5_000_000, "p50_us": 1000,
+            "p99_us": 1500, "p999_us": 3000, "status_errors": 0, "socket_errors": 0,
+            "cpu_us": {"server": cpu_us}, "connections": 64, "load": load,
+            "disturbance": quiet.Disturbance(5.0, list(others), kernel=0.02)}
+
+
+def report(ours, floor, floor_others=()):
+    built = harness.Report()
+    with contextlib.redirect_stderr(io.StringIO()):
+        for number, (mine, theirs) in enumerate(zip(ours, floor)):
+            built.add("ours_memory_hs256_send", "ours, memory, HS256: message/send",
+                      result(mine), "floor_json_send")
+            built.add("floor_json_send", "floor (a) JSON: message/send body",
+                      result(theirs, cpu_us=20.0, others=floor_others if number == 1 else ()))
+    return built
+
+
+def target(rows, name):
+    return next(row for row in rows if row[0] == name)
+
+
+SEND = "`message/send`, memory store, vs JSON floor"
+
+
+class Targets(unittest.TestCase):
+    def test_a_ratio_of_medians_with_the_spread_of_the_rounds(self):
+        rows = harness.targets(report([40_000, 36_000, 10_000], [50_000, 50_000, 50_000]), 0.2)
+        _, goal, measured, state = target(rows, SEND)
+        self.assertEqual(goal, "≥ 70 %")
+        self.assertEqual(measured, "72 % (83 %)")
+        self.assertEqual(state, "met")
+
+    def test_below_the_goal_on_a_quiet_machine_is_not_met(self):
+        rows = harness.targets(report([18_000, 18_600, 18_300], [52_000, 52_300, 51_900]), 0.2)
+        self.assertEqual(target(rows, SEND)[3], "not met")
+
+    def test_a_load_at_start_above_the_limit_refuses_met(self):
+        rows = harness.targets(report([40_000] * 3, [50_000] * 3), 1.7)
+        self.assertEqual(target(rows, SEND)[3], "not met: machine busy (load 1.70 at start)")
+
+    def test_another_process_during_a_floor_round_refuses_met(self):
+        rustc = quiet.Usage(1234, "rustc", 0.34)
+        rows = harness.targets(report([40_000] * 3, [50_000] * 3, floor_others=[rustc]), 0.2)
+        self.assertEqual(target(rows, SEND)[3],
+                         "not met: machine busy (1234/rustc used 34 % of a CPU)")
+
+    def test_a_target_without_its_scenarios_is_not_measured(self):
+        rows = harness.targets(report([40_000] * 3, [50_000] * 3), 0.2)
+        self.assertEqual(target(rows, "`message/send` vs JS SDK")[2:], ("not measured", "—"))
+
+
+class Markdown(unittest.TestCase):
+    def test_every_figure_carries_its_spread_load_and_others(self):
+        rustc = quiet.Usage(1234, "rustc", 0.34)
+        built = report([40_000, 36_000, 38_000], [50_000] * 3, floor_others=[rustc])
+        info = {"nproc": 2, "cpu": "test", "memory_gib": 1.0, "kernel": "6", "load_1min": 0.2,
+                "load_at_start": "0.20 0.30 0.40"}
+        settings = {"duration": 5, "threads": 2, "connections": 64, "rounds": 3}
+        text = harness.markdown(built, info, [], None, "2026-01-01 00:00", "00:10", settings)
+        self.assertIn("**Quiet machine: no**", text)
+        self.assertIn("1 of 6 measurements had another process above 5 %", text)
+        row = next(line for line in text.splitlines()
+                   if line.startswith("| ours, memory, HS256: message/send"))
+        self.assertIn("| 38,000 (11 %) |", row)
+        self.assertIn("| 76 % (11 %) |", row)
+        floor_row = next(line for line in text.splitlines() if line.startswith("| floor (a)"))
+        self.assertIn("| 0.10 | 34 % (rustc) |", floor_row)
+        self.assertIn("not met: machine busy (1234/rustc used 34 % of a CPU)", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
