@@ -34,18 +34,19 @@ import stats
 log = harness.log
 STAT_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults",
                "cycles", "instructions"]
-# Kernel entry points whose inclusive time says what the kernel did for a request.
+# Kernel entry points whose inclusive time says what the kernel did for a request; the names of
+# one row are the same path under the names kernels give it (the largest is taken).
 KERNEL_ENTRIES = [
-    ("system calls", ["entry_SYSCALL_64"]),
-    ("page faults", ["asm_exc_page_fault"]),
+    ("system calls", ["entry_SYSCALL_64_after_hwframe", "entry_SYSCALL_64", "do_syscall_64"]),
+    ("page faults", ["asm_exc_page_fault", "exc_page_fault", "handle_mm_fault"]),
     ("  of which page clearing", ["clear_page_erms", "clear_page_rep", "clear_page_orig"]),
     ("softirqs (loopback network receive)", ["handle_softirqs", "__do_softirq"]),
-    ("scheduler (context switches)", ["__schedule"]),
+    ("scheduler (context switches)", ["__schedule", "schedule"]),
     ("wake-ups of another thread", ["try_to_wake_up"]),
-    ("reschedule interrupts (IPIs)", ["asm_sysvec_reschedule_ipi"]),
-    ("timer interrupts", ["asm_sysvec_apic_timer_interrupt"]),
+    ("reschedule interrupts (IPIs)", ["asm_sysvec_reschedule_ipi", "sysvec_reschedule_ipi"]),
+    ("timer interrupts", ["asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt"]),
     ("epoll waits", ["do_epoll_wait"]),
-    ("futex (thread parking)", ["do_futex", "__x64_sys_futex"]),
+    ("futex (thread parking and waking)", ["do_futex", "__x64_sys_futex"]),
 ]
 REPORT_LINE = re.compile(r"^\s*([\d.]+)%\s+(?:([\d.]+)%\s+)?\[(.)\]\s+(.*?)\s*$")
 
@@ -155,11 +156,15 @@ def report(path, pid, children):
 
 
 def profile(path, pid, cpu_us):
+    """The server's profile in a recording, per request (see `tabulate`)."""
+    return tabulate(report(path, pid, True), report(path, pid, False), cpu_us)
+
+
+def tabulate(with_children, own, cpu_us):
     """µs per request: per kernel entry point (inclusive), per symbol (self), and in all for
-    the kernel and for user space."""
-    inclusive = {symbol: children for children, _, _, symbol in report(path, pid, True)}
-    own = report(path, pid, False)
-    entries = {name: sum(inclusive.get(symbol, 0.0) for symbol in symbols) * cpu_us / 100
+    the kernel and for user space; `cpu_us` is the server's CPU per request of the run."""
+    inclusive = {symbol: children for children, _, _, symbol in with_children}
+    entries = {name: max(inclusive.get(symbol, 0.0) for symbol in symbols) * cpu_us / 100
                for name, symbols in KERNEL_ENTRIES}
     symbols = {f"[{kind}] {symbol}": share * cpu_us / 100 for _, share, kind, symbol in own}
     kernel = sum(share for _, share, kind, _ in own if kind == "k") * cpu_us / 100

@@ -36,6 +36,20 @@ class PerfOutput(unittest.TestCase):
         self.assertEqual(perf.parse_report("     7.25%  [.] memcpy\n"),
                          [(7.25, 7.25, ".", "memcpy")])
 
+    def test_a_profile_in_microseconds_per_request(self):
+        rows = perf.parse_report(REPORT + "    10.00%     0.00%  [k] do_syscall_64\n"
+                                 "    12.00%     0.00%  [k] asm_exc_page_fault\n")
+        own = [(share, share, kind, symbol) for _, share, kind, symbol in rows]
+        found = perf.tabulate(rows, own, cpu_us=80.0)
+        # One path under two names counts once (the largest), not twice.
+        self.assertAlmostEqual(found["entries"]["system calls"], 36.08)
+        self.assertAlmostEqual(found["entries"]["page faults"], 9.6)
+        self.assertAlmostEqual(found["entries"]["  of which page clearing"], 1.2)
+        self.assertAlmostEqual(found["entries"]["epoll waits"], 0.0)
+        self.assertAlmostEqual(found["symbols"]["[.] core::hash::sip::Hasher<S>::write"], 2.4)
+        self.assertAlmostEqual(found["kernel"], (0.2 + 1.5) * 0.8)
+        self.assertAlmostEqual(found["user"], 80.0 - (0.2 + 1.5) * 0.8)
+
     def test_a_stat_table_says_which_counters_are_missing(self):
         run = {"rps": 1000.0, "per_request": {"task-clock": 50.0, "user µs": 30.0,
                                               "kernel µs": 20.0, "context-switches": 0.5,
