@@ -115,10 +115,6 @@ class Disturbance:
     def worst(self):
         return self.others[0] if self.others else None
 
-    @property
-    def total(self):
-        return sum(usage.share for usage in self.others)
-
     def busy(self, limit=MAX_SHARE):
         """The processes above `limit`, largest first."""
         return [usage for usage in self.others if usage.share > limit]

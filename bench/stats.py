@@ -25,13 +25,6 @@ def spread(values):
     return (max(values) - min(values)) / abs(centre)
 
 
-def summary(values):
-    """Median, min, max and spread of the rounds of one figure."""
-    values = list(values)
-    return {"median": median(values), "min": min(values), "max": max(values),
-            "spread": spread(values), "rounds": len(values)}
-
-
 def with_spread(values, fmt):
     """The median written with `fmt`, then the spread in parentheses: `18,603 (8 %)`."""
     return f"{fmt(median(values))} ({spread(values) * 100:.0f} %)"

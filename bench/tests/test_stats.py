@@ -28,10 +28,6 @@ class MedianAndSpread(unittest.TestCase):
         self.assertEqual(stats.median(values), 18_000)
         self.assertGreater(stats.spread(values), 0.5)
 
-    def test_summary(self):
-        self.assertEqual(stats.summary([3, 1, 2]),
-                         {"median": 2, "min": 1, "max": 3, "spread": 1.0, "rounds": 3})
-
 
 class Writing(unittest.TestCase):
     def test_a_figure_is_written_with_its_spread(self):
