@@ -1,5 +1,8 @@
-"""The load benchmark: starts every server on loopback, drives it with wrk, reads each server's
-CPU time from /proc, and writes a Markdown report with every figure as a ratio to its floor.
+"""The load benchmark: starts every server on loopback, drives them with wrk in alternating
+rounds (ours, the floors, the peers, again), reads each server's CPU time from /proc, and writes a
+Markdown report with every figure as the median of its rounds, its spread, and its ratio to its
+floor. Each measurement is watched (bench/quiet.py): a target is never called met when the
+machine was busy.
 
 Run through `bench/run`, which builds the binaries and installs the tools first. Everything it
 starts (servers, Redis, the JWKS file server) is stopped by its own process id at the end.
