@@ -35,7 +35,7 @@ log = harness.log
 STAT_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults",
                "cycles", "instructions"]
 # Kernel entry points whose inclusive time says what the kernel did for a request; the names of
-# one row are the same path under the names kernels give it (the largest is taken).
+# one row are the same path under the names kernels give it (a sample counts once per row).
 KERNEL_ENTRIES = [
     ("system calls", ["entry_SYSCALL_64_after_hwframe", "entry_SYSCALL_64", "do_syscall_64"]),
     ("page faults", ["asm_exc_page_fault", "exc_page_fault", "handle_mm_fault"]),
@@ -48,7 +48,6 @@ KERNEL_ENTRIES = [
     ("epoll waits", ["do_epoll_wait"]),
     ("futex (thread parking and waking)", ["do_futex", "__x64_sys_futex"]),
 ]
-REPORT_LINE = re.compile(r"^\s*([\d.]+)%\s+(?:([\d.]+)%\s+)?\[(.)\]\s+(.*?)\s*$")
 
 
 def cpu_split(pid):
@@ -73,17 +72,25 @@ def parse_perf_stat(text):
     return values
 
 
-def parse_report(text):
-    """`perf report --stdio -q -g none` lines as (children %, self %, kind, symbol); without
-    `--children` the two shares are the same."""
-    rows = []
+FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def parse_script(text):
+    """`perf script -F pid,tid,ip,sym,dso` output as samples, each the list of its frames
+    (symbol, kind) from the leaf out; kind is "k" for the kernel, "." for user space."""
+    samples = []
     for line in text.splitlines():
-        found = REPORT_LINE.match(line)
-        if found:
-            first, second, kind, symbol = found.groups()
-            children = float(first)
-            rows.append((children, float(second) if second else children, kind, symbol))
-    return rows
+        if not line.strip():
+            continue
+        frame = FRAME.match(line)
+        if frame is None:
+            samples.append([])  # a sample's header: pid/tid
+            continue
+        symbol, dso = frame.groups()
+        if samples:
+            samples[-1].append((symbol.split("+0x")[0],
+                                "k" if dso.startswith("[kernel") else "."))
+    return [frames for frames in samples if frames]
 
 
 class Background:
@@ -144,32 +151,36 @@ def record(wrk, target, mode, path, frequency):
     return result["cpu_us"]["server"], result
 
 
-def report(path, pid, children):
-    """The server's symbols in a recording, shares relative to the server's own samples."""
-    args = ["perf", "report", "-i", path, "--stdio", "-q", "-g", "none", "--sort", "sym",
-            "--pid", str(pid), "--percentage", "relative", "--percent-limit", "0.05",
-            "--children" if children else "--no-children"]
-    out = subprocess.run(args, capture_output=True, text=True)
+def script(path, pid):
+    """The server's samples in a system-wide recording (see `parse_script`)."""
+    out = subprocess.run(["perf", "script", "-i", path, "--pid", str(pid), "-F",
+                          "pid,tid,ip,sym,dso"], capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"perf report: {out.stderr}")
-    return parse_report(out.stdout)
+        raise RuntimeError(f"perf script: {out.stderr}")
+    return parse_script(out.stdout)
 
 
 def profile(path, pid, cpu_us):
     """The server's profile in a recording, per request (see `tabulate`)."""
-    return tabulate(report(path, pid, True), report(path, pid, False), cpu_us)
+    return tabulate(script(path, pid), cpu_us)
 
 
-def tabulate(with_children, own, cpu_us):
-    """µs per request: per kernel entry point (inclusive), per symbol (self), and in all for
-    the kernel and for user space; `cpu_us` is the server's CPU per request of the run."""
-    inclusive = {symbol: children for children, _, _, symbol in with_children}
-    entries = {name: max(inclusive.get(symbol, 0.0) for symbol in symbols) * cpu_us / 100
-               for name, symbols in KERNEL_ENTRIES}
-    symbols = {f"[{kind}] {symbol}": share * cpu_us / 100 for _, share, kind, symbol in own}
-    kernel = sum(share for _, share, kind, _ in own if kind == "k") * cpu_us / 100
-    return {"cpu_us": cpu_us, "entries": entries, "symbols": symbols, "kernel": kernel,
-            "user": cpu_us - kernel}
+def tabulate(samples, cpu_us):
+    """µs per request: per kernel entry point (the samples with it anywhere in their stack), per
+    symbol (the samples with it as their leaf), and in all for the kernel and for user space;
+    `cpu_us` is the server's CPU per request of the run, spread over its samples."""
+    each = cpu_us / max(len(samples), 1)
+    entries = {name: each * sum(1 for frames in samples
+                                if any(symbol in names for symbol, _ in frames))
+               for name, names in KERNEL_ENTRIES}
+    symbols = {}
+    for frames in samples:
+        symbol, kind = frames[0]
+        key = f"[{kind}] {symbol}"
+        symbols[key] = symbols.get(key, 0.0) + each
+    kernel = each * sum(1 for frames in samples if frames[0][1] == "k")
+    return {"cpu_us": cpu_us, "samples": len(samples), "entries": entries, "symbols": symbols,
+            "kernel": kernel, "user": cpu_us - kernel}
 
 
 def figure(value, digits):
@@ -211,9 +222,9 @@ def stat_table(rounds, method):
 def profile_tables(ours, floor, method, top):
     lines = [f"### `{method}`: `perf record -g`, µs of the server's CPU per request", "",
              f"Server CPU in the recorded run: ours {ours['cpu_us']:.1f} µs/req "
-             f"(kernel {ours['kernel']:.1f}, user {ours['user']:.1f}), floor "
-             f"{floor['cpu_us']:.1f} µs/req (kernel {floor['kernel']:.1f}, user "
-             f"{floor['user']:.1f}).", "",
+             f"(kernel {ours['kernel']:.1f}, user {ours['user']:.1f}; {ours['samples']:,} "
+             f"samples), floor {floor['cpu_us']:.1f} µs/req (kernel {floor['kernel']:.1f}, user "
+             f"{floor['user']:.1f}; {floor['samples']:,} samples).", "",
              "Kernel entry points, with everything they call (they overlap: a system call may "
              "schedule, a softirq may wake a thread):", "",
              "| kernel | ours µs/req | floor µs/req | difference |", "|---|---:|---:|---:|"]

@@ -13,10 +13,26 @@ STAT = """# started on Tue Dec  1 16:35:09 2026
 <not counted>,,instructions:u,0,100.00,,
 """
 
-REPORT = """
-    45.10%     0.20%  [k] entry_SYSCALL_64
-     3.00%     3.00%  [.] core::hash::sip::Hasher<S>::write
-     1.50%     1.50%  [k] clear_page_erms
+SCRIPT = """ 3096/3101  
+\t          68f80e magisterium_a2a::metrics::Metrics::request (/work/target/release/magisterium-a2a)
+\t     5ca41b709e0 [unknown] ([unknown])
+
+ 3096/3100  
+\tffffffff815e9ed0 clear_page_erms+0x10 ([kernel.kallsyms])
+\tffffffff815ec9d0 handle_mm_fault+0xd0 ([kernel.kallsyms])
+\tffffffff821f3046 exc_page_fault+0x176 ([kernel.kallsyms])
+\tffffffff81000c82 asm_exc_page_fault+0x22 ([kernel.kallsyms])
+\t          6b8164 <core::hash::sip::Hasher<S> as core::hash::Hasher>::write (/x/magisterium-a2a)
+
+ 3096/3100  
+\tffffffff8200e18f tcp_sendmsg_locked ([kernel.kallsyms])
+\tffffffff816b7f0d vfs_writev ([kernel.kallsyms])
+\tffffffff81e2cd59 do_syscall_64+0x59 ([kernel.kallsyms])
+\tffffffff81e2cd60 entry_SYSCALL_64_after_hwframe+0x76 ([kernel.kallsyms])
+\t          16db20 __GI___writev (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+ 3096/3101  
+\t          67ac48 moka::cht::map::bucket::BucketArray<K,V>::get (/x/magisterium-a2a)
 """
 
 
@@ -26,29 +42,26 @@ class PerfOutput(unittest.TestCase):
             "task-clock": 134.56, "context-switches": 45.0, "page-faults": 2691.0,
             "cycles": None, "instructions": None})
 
-    def test_perf_report_with_children_and_self(self):
-        self.assertEqual(perf.parse_report(REPORT), [
-            (45.10, 0.20, "k", "entry_SYSCALL_64"),
-            (3.00, 3.00, ".", "core::hash::sip::Hasher<S>::write"),
-            (1.50, 1.50, "k", "clear_page_erms")])
-
-    def test_perf_report_with_self_only(self):
-        self.assertEqual(perf.parse_report("     7.25%  [.] memcpy\n"),
-                         [(7.25, 7.25, ".", "memcpy")])
+    def test_perf_script_samples_leaf_first(self):
+        samples = perf.parse_script(SCRIPT)
+        self.assertEqual(len(samples), 4)
+        self.assertEqual(samples[0][0], ("magisterium_a2a::metrics::Metrics::request", "."))
+        self.assertEqual(samples[1][0], ("clear_page_erms", "k"))
+        self.assertEqual(samples[1][-1],
+                         ("<core::hash::sip::Hasher<S> as core::hash::Hasher>::write", "."))
+        self.assertEqual(samples[3], [("moka::cht::map::bucket::BucketArray<K,V>::get", ".")])
 
     def test_a_profile_in_microseconds_per_request(self):
-        rows = perf.parse_report(REPORT + "    10.00%     0.00%  [k] do_syscall_64\n"
-                                 "    12.00%     0.00%  [k] asm_exc_page_fault\n")
-        own = [(share, share, kind, symbol) for _, share, kind, symbol in rows]
-        found = perf.tabulate(rows, own, cpu_us=80.0)
-        # One path under two names counts once (the largest), not twice.
-        self.assertAlmostEqual(found["entries"]["system calls"], 36.08)
-        self.assertAlmostEqual(found["entries"]["page faults"], 9.6)
-        self.assertAlmostEqual(found["entries"]["  of which page clearing"], 1.2)
+        found = perf.tabulate(perf.parse_script(SCRIPT), cpu_us=80.0)
+        # 4 samples of 20 µs each; a stack holding two names of one path counts once.
+        self.assertEqual(found["samples"], 4)
+        self.assertAlmostEqual(found["entries"]["system calls"], 20.0)
+        self.assertAlmostEqual(found["entries"]["page faults"], 20.0)
+        self.assertAlmostEqual(found["entries"]["  of which page clearing"], 20.0)
         self.assertAlmostEqual(found["entries"]["epoll waits"], 0.0)
-        self.assertAlmostEqual(found["symbols"]["[.] core::hash::sip::Hasher<S>::write"], 2.4)
-        self.assertAlmostEqual(found["kernel"], (0.2 + 1.5) * 0.8)
-        self.assertAlmostEqual(found["user"], 80.0 - (0.2 + 1.5) * 0.8)
+        self.assertAlmostEqual(found["symbols"]["[k] tcp_sendmsg_locked"], 20.0)
+        self.assertAlmostEqual(found["kernel"], 40.0)
+        self.assertAlmostEqual(found["user"], 40.0)
 
     def test_a_stat_table_says_which_counters_are_missing(self):
         run = {"rps": 1000.0, "per_request": {"task-clock": 50.0, "user µs": 30.0,
