@@ -40,6 +40,9 @@ const CALENDARS = [
  * (Apache-2.0) records them; docs/calendars.md gives the source of each. Same line format.
  */
 const CORRECTIONS = {
+  switzerland: [
+    '09-25|nicholas_of_flue_hermit|proper_solemnity|white|1970-|Saint Nicholas of Flüe, Hermit, Patron of Switzerland',
+  ],
   netherlands: [
     '06-04|lidwina_of_schiedam_virgin|proper_feast|white|1979-|Saint Lidwina, Virgin',
     '07-09|martyrs_of_gorkum|proper_feast|red|1979-|Saint Nicholas Pieck, Priest, and Companions, the Martyrs of Gorkum',

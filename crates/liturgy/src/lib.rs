@@ -10,8 +10,8 @@ pub mod dates;
 pub mod lectionary;
 
 pub use calendar::{
-    Calendar, CalendarOptions, Celebration, Color, LiturgicalDay, Rank, SanctoraleStatus, Season,
-    SundayCycle, WeekdayCycle,
+    Calendar, CalendarOptions, Celebration, Color, GENERAL_ROMAN, LiturgicalDay, Rank,
+    SanctoraleStatus, Season, SundayCycle, WeekdayCycle, calendar_ids,
 };
 
 /// The first civil year the engine answers for: the reformed calendar took effect on
@@ -61,6 +61,12 @@ pub enum LiturgyError {
         line: usize,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A calendar id that is not one of [`calendar_ids`].
+    #[error("unknown calendar `{id}`; the calendars are {}", calendar_ids().collect::<Vec<_>>().join(", "))]
+    UnknownCalendar {
+        /// The id asked for.
+        id: String,
     },
     /// A date that does not exist, such as `February 30` or `2026-13-01`.
     #[error("\"{text}\" is not a valid calendar date")]

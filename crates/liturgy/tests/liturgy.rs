@@ -12,6 +12,9 @@ use liturgy::{
     Calendar, CalendarOptions, Color, LiturgicalDay, Rank, Season, SundayCycle, WeekdayCycle,
 };
 
+#[path = "liturgy/proper_calendars.rs"]
+mod proper_calendars;
+
 fn date(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
 }
@@ -787,8 +790,12 @@ fn reference_sanctorale_matches_romcal_definitions() {
 /// checked against rules stated independently of the engine (the Advent and cycle arithmetic).
 mod properties {
     use chrono::{Datelike, Days, NaiveDate, Weekday};
-    use liturgy::{Calendar, CalendarOptions, SundayCycle, WeekdayCycle};
+    use liturgy::{Calendar, CalendarOptions, SundayCycle, WeekdayCycle, calendar_ids};
     use proptest::prelude::*;
+
+    fn any_calendar() -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(calendar_ids().collect::<Vec<_>>())
+    }
 
     /// Days from 1970-01-01 to 2200-12-30, so that the next day is still in range.
     const SPAN_DAYS: u64 = 84_370;
@@ -830,8 +837,12 @@ mod properties {
         /// One principal celebration, named, of a valid precedence, listed at most once among
         /// the saints kept that day, and never offered again as an option beside itself.
         #[test]
-        fn exactly_one_principal_celebration(date in any_date(), options in any_options()) {
-            let calendar = Calendar::new(options);
+        fn exactly_one_principal_celebration(
+            date in any_date(),
+            options in any_options(),
+            id in any_calendar(),
+        ) {
+            let calendar = Calendar::of(id, options).unwrap();
             let day = calendar.day(date).unwrap();
             prop_assert_eq!(day.date, date);
             let principal = &day.celebration;
@@ -853,20 +864,28 @@ mod properties {
 
         /// Easter is a Sunday from March 22 to April 25, and the calendar keeps it that day.
         #[test]
-        fn easter_between_march_22_and_april_25(year in 1970..=2200i32, options in any_options()) {
+        fn easter_between_march_22_and_april_25(
+            year in 1970..=2200i32,
+            options in any_options(),
+            id in any_calendar(),
+        ) {
             let easter = Calendar::easter(year).unwrap();
             prop_assert!(easter >= NaiveDate::from_ymd_opt(year, 3, 22).unwrap());
             prop_assert!(easter <= NaiveDate::from_ymd_opt(year, 4, 25).unwrap());
             prop_assert_eq!(easter.weekday(), Weekday::Sun);
-            let day = Calendar::new(options).day(easter).unwrap();
+            let day = Calendar::of(id, options).unwrap().day(easter).unwrap();
             prop_assert_eq!(day.celebration.id.as_str(), "easter_sunday");
         }
 
         /// The cycles follow the liturgical year (A, B, C from years ≡ 1, 2, 0 mod 3; I in odd
         /// years), so from one day to the next they change exactly at the First Sunday of Advent.
         #[test]
-        fn cycles_change_only_at_advent(date in any_date(), options in any_options()) {
-            let calendar = Calendar::new(options);
+        fn cycles_change_only_at_advent(
+            date in any_date(),
+            options in any_options(),
+            id in any_calendar(),
+        ) {
+            let calendar = Calendar::of(id, options).unwrap();
             let next = date + Days::new(1);
             let (today, tomorrow) = (calendar.day(date).unwrap(), calendar.day(next).unwrap());
             let year = liturgical_year(date);

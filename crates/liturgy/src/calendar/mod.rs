@@ -4,9 +4,12 @@
 //! transfers and the order of precedence of the General Norms) and kept in a small cache, so
 //! asking for many dates of one year costs one computation.
 
+mod proper;
 mod resolve;
 mod sanctorale;
 pub(crate) mod temporale;
+
+pub use proper::{GENERAL_ROMAN, calendar_ids};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -232,20 +235,59 @@ pub struct LiturgicalDay {
     pub sanctorale: Vec<SanctoraleStatus>,
 }
 
-/// The General Roman Calendar with a territory's options. Cheap to share between threads.
+/// The General Roman Calendar, or a territory's proper calendar, with the three options.
+/// Cheap to share between threads.
 #[derive(Debug)]
 pub struct Calendar {
+    id: &'static str,
+    proper: &'static proper::ProperCalendar,
     options: CalendarOptions,
     years: Mutex<HashMap<i32, Arc<Vec<LiturgicalDay>>>>,
 }
 
 impl Calendar {
-    /// A calendar with these options; nothing is computed until a date is asked for.
+    /// The General Roman Calendar with these options; nothing is computed until a date is
+    /// asked for.
+    ///
+    /// # Panics
+    /// Only if the compiled-in Proper of Saints is malformed, a build defect the unit tests
+    /// catch.
     pub fn new(options: CalendarOptions) -> Self {
-        Calendar {
+        match Calendar::of(GENERAL_ROMAN, options) {
+            Ok(calendar) => calendar,
+            Err(error) => panic!("compiled-in calendar data: {error}"),
+        }
+    }
+
+    /// The calendar with this id (one of [`calendar_ids`]) and these options.
+    pub fn of(id: &str, options: CalendarOptions) -> Result<Self, LiturgyError> {
+        let proper = proper::proper_calendar(id)
+            .ok_or_else(|| LiturgyError::UnknownCalendar { id: id.to_string() })??;
+        Ok(Calendar {
+            id: proper.lineage[0],
+            proper,
             options,
             years: Mutex::new(HashMap::new()),
-        }
+        })
+    }
+
+    /// The options a calendar's bishops' conference chose (all false for the General Roman
+    /// Calendar and the wider regions).
+    pub fn default_options(id: &str) -> Result<CalendarOptions, LiturgyError> {
+        proper::proper_calendar(id)
+            .ok_or_else(|| LiturgyError::UnknownCalendar { id: id.to_string() })?
+            .map(|proper| proper.options)
+    }
+
+    /// The calendar's id, e.g. `general-roman` or `poland`.
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// The calendars whose proper names this one's celebrations may carry, nearest first and
+    /// ending with `general-roman`: e.g. `poland`, `europe`, `general-roman`.
+    pub fn lineage(&self) -> &'static [&'static str] {
+        &self.proper.lineage
     }
 
     /// The options this calendar was built with.
@@ -268,7 +310,11 @@ impl Calendar {
         if let Some(days) = self.lock_years().get(&year) {
             return Ok(Arc::clone(days));
         }
-        let days = Arc::new(resolve::compute_year(year, self.options)?);
+        let days = Arc::new(resolve::compute_year(
+            year,
+            self.options,
+            &self.proper.entries,
+        )?);
         let mut years = self.lock_years();
         if years.len() >= CACHED_YEARS {
             years.clear();

@@ -4,7 +4,7 @@
 
 use chrono::{Datelike, Days, NaiveDate};
 
-use super::sanctorale::{EntryRank, SanctoraleEntry, entries};
+use super::sanctorale::{EntryRank, SanctoraleEntry};
 use super::temporale::{KeyDates, TemporalDay, temporal_day};
 use super::{CalendarOptions, Celebration, LiturgicalDay, Rank, SanctoraleStatus};
 use crate::LiturgyError;
@@ -25,6 +25,7 @@ struct Placed {
 pub(super) fn compute_year(
     year: i32,
     options: CalendarOptions,
+    entries: &'static [SanctoraleEntry],
 ) -> Result<Vec<LiturgicalDay>, LiturgyError> {
     let out_of_range = LiturgyError::YearOutOfRange { year };
     let dates = KeyDates::new(year, options).ok_or_else(|| out_of_range.clone())?;
@@ -36,7 +37,7 @@ pub(super) fn compute_year(
     let temporal: Vec<TemporalDay> = days.iter().map(|&d| temporal_day(d, &dates)).collect();
 
     let mut placed: Vec<Vec<Placed>> = vec![Vec::new(); days.len()];
-    for entry in entries()?.iter().filter(|e| e.applies_in(year)) {
+    for entry in entries.iter().filter(|e| e.applies_in(year)) {
         if let Some(date) = entry.date_in(&dates) {
             placed[date.ordinal0() as usize].push(Placed {
                 entry,
@@ -66,7 +67,7 @@ fn transfer_impeded_solemnities(
     for origin in 0..days.len() {
         let impeding = &temporal[origin];
         let Some(position) = placed[origin].iter().position(|p| {
-            p.entry.rank == EntryRank::Solemnity && impeding.precedence <= p.entry.rank.precedence()
+            p.entry.rank == EntryRank::Solemnity && impeding.precedence <= p.entry.precedence()
         }) else {
             continue;
         };
@@ -74,7 +75,7 @@ fn transfer_impeded_solemnities(
         let date = days[origin];
         let is_free = |index: usize, placed: &[Vec<Placed>]| {
             temporal[index].precedence >= 9
-                && placed[index].iter().all(|p| p.entry.rank.precedence() > 8)
+                && placed[index].iter().all(|p| p.entry.precedence() > 8)
         };
         let next_free =
             |placed: &[Vec<Placed>]| (origin + 1..days.len()).find(|&i| is_free(i, placed));
@@ -85,7 +86,7 @@ fn transfer_impeded_solemnities(
                 .palm_sunday
                 .checked_sub_days(Days::new(1))
                 .map(|saturday| saturday.ordinal0() as usize)
-        } else if impeding.precedence == moving.entry.rank.precedence()
+        } else if impeding.precedence == moving.entry.precedence()
             && origin > 0
             && is_free(origin - 1, placed)
         {
@@ -138,7 +139,7 @@ fn resolve_day(
     };
     let precedence = |entry: &SanctoraleEntry| match entry.rank {
         EntryRank::Memorial if reduced => EntryRank::OptionalMemorial.precedence(),
-        rank => rank.precedence(),
+        _ => entry.precedence(),
     };
 
     let principal_saint = placed
@@ -147,7 +148,7 @@ fn resolve_day(
         .min_by_key(|p| precedence(p.entry))
         .filter(|p| {
             let level = precedence(p.entry);
-            level < temporal.precedence && level <= EntryRank::Memorial.precedence()
+            level < temporal.precedence && level <= EntryRank::Memorial.precedence() + 1
         });
 
     let celebration = match principal_saint {
@@ -245,7 +246,7 @@ fn resolve_day(
 fn celebration_of(entry: &SanctoraleEntry, rank: Rank) -> Celebration {
     let precedence = match rank {
         Rank::Commemoration | Rank::OptionalMemorial => EntryRank::OptionalMemorial.precedence(),
-        _ => entry.rank.precedence(),
+        _ => entry.precedence(),
     };
     Celebration {
         id: entry.id.to_string(),
