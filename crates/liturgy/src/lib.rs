@@ -8,6 +8,7 @@ pub mod calendar;
 pub mod citation;
 pub mod dates;
 pub mod lectionary;
+pub mod names;
 
 pub use calendar::{
     Calendar, CalendarOptions, Celebration, Color, GENERAL_ROMAN, LiturgicalDay, Rank,
