@@ -34,7 +34,7 @@ use crate::error::ApiError;
 use crate::guard::{self, Guard};
 use crate::limits::Decision;
 use crate::metrics::Metrics;
-use crate::service::{A2aService, Params, Reply};
+use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply};
 use crate::store::TaskStore;
 use crate::v1::{self, Wire};
 
@@ -539,14 +539,29 @@ async fn rpc_handler(
         conformance::mark_skill_failed(&mut params);
         request.params = Params::Tree(params);
     }
+    let accept_language = headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.chars().take(256).collect::<String>());
     let outcome = match &wire {
         Wire::V03 => {
-            state
-                .service
-                .call(&principal, &request.method, request.params)
+            ACCEPT_LANGUAGE
+                .scope(
+                    accept_language,
+                    state
+                        .service
+                        .call(&principal, &request.method, request.params),
+                )
                 .await
         }
-        Wire::V1 => v1::call(&state.service, &principal, &request.method, request.params).await,
+        Wire::V1 => {
+            ACCEPT_LANGUAGE
+                .scope(
+                    accept_language,
+                    v1::call(&state.service, &principal, &request.method, request.params),
+                )
+                .await
+        }
         Wire::Unsupported(version) => {
             let refusal = v1::version_not_supported(version);
             state

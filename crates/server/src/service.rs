@@ -29,6 +29,12 @@ use crate::store::{
     MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task,
 };
 
+tokio::task_local! {
+    /// The `Accept-Language` of the HTTP request being served, for skills that answer in
+    /// several languages; set by the HTTP layer around each call.
+    pub static ACCEPT_LANGUAGE: Option<String>;
+}
+
 /// The methods this server implements.
 pub const METHODS: [&str; 3] = ["message/send", "tasks/get", "tasks/cancel"];
 
@@ -226,6 +232,7 @@ impl A2aService {
             data: merged_data(&message),
             history,
             now: Utc::now(),
+            accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
         };
         let simulated_failure = self.simulations
             && message

@@ -20,6 +20,7 @@ fn request(date: &str) -> SkillRequest {
         data,
         history: Vec::new(),
         now: Utc::now(),
+        accept_language: None,
     }
 }
 

@@ -6,40 +6,50 @@ use std::sync::OnceLock;
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use liturgy::dates::{ACCEPTED_FORMS, parse_date_query};
-use liturgy::{Calendar, CalendarOptions, LiturgicalDay};
+use liturgy::names::{self, Names};
+use liturgy::{Calendar, CalendarOptions, LiturgicalDay, calendar_ids};
 use serde_json::Value;
 
 use crate::{LiturgySettings, SkillError, SkillRequest};
 
-/// The data-part fields a request may use to override the deployment's calendar options.
+/// The data-part fields a request may use to override the calendar's options.
 pub const OPTION_FIELDS: [&str; 3] = [
     "epiphany_on_sunday",
     "ascension_on_sunday",
     "corpus_christi_on_sunday",
 ];
 
-/// One calendar per combination of the three options, built on first use, so that per-request
-/// overrides reuse the cached years instead of recomputing them.
+/// One calendar per territory and combination of the three options, built on first use, so
+/// that per-request choices reuse the cached years instead of recomputing them.
 pub struct CalendarSource {
     time_zone: Tz,
-    defaults: CalendarOptions,
-    calendars: [OnceLock<Calendar>; 8],
+    calendar: &'static str,
+    language: &'static str,
+    overrides: [Option<bool>; 3],
+    calendars: Vec<OnceLock<Calendar>>,
 }
 
-/// A request's date with the calendar that answers for it.
+/// A request's date with the calendar and language that answer for it.
 #[derive(Debug, Clone)]
 pub struct ResolvedDay<'a> {
     /// The civil date asked about.
     pub date: NaiveDate,
     /// The calendar with the options in force for this request.
     pub calendar: &'a Calendar,
-    /// What that calendar says about the date.
+    /// What that calendar says about the date, with names in [`ResolvedDay::language`].
     pub day: LiturgicalDay,
+    /// The language of the answer (`en` when the one asked for is not supported).
+    pub language: &'static str,
+    /// Names of ranks, colours and seasons in that language (none for English).
+    pub names: Option<&'static Names>,
+    /// Why the answer is not in the language asked for, when it is not.
+    pub language_note: Option<String>,
 }
 
 impl CalendarSource {
-    /// The deployment's calendar; refuses a time zone that is not an IANA name, because "today"
-    /// would otherwise silently be reckoned in the wrong place.
+    /// The deployment's calendar; refuses a time zone that is not an IANA name, an unknown
+    /// calendar and an unsupported language, because answers would otherwise silently come
+    /// from the wrong place or in the wrong language.
     pub fn new(settings: &LiturgySettings) -> Result<Self, SkillError> {
         let time_zone: Tz = settings.time_zone.parse().map_err(|_| {
             SkillError::Internal(format!(
@@ -47,14 +57,35 @@ impl CalendarSource {
                 settings.time_zone
             ))
         })?;
+        let calendar = calendar_ids()
+            .find(|id| *id == settings.calendar)
+            .ok_or_else(|| {
+                SkillError::Internal(format!(
+                    "liturgy.calendar `{}` is not one of {}",
+                    settings.calendar,
+                    calendar_ids().collect::<Vec<_>>().join(", ")
+                ))
+            })?;
+        let language = names::supported(&settings.language).ok_or_else(|| {
+            SkillError::Internal(format!(
+                "liturgy.language `{}` is not one of {}",
+                settings.language,
+                names::LANGUAGES.join(", ")
+            ))
+        })?;
         Ok(CalendarSource {
             time_zone,
-            defaults: CalendarOptions {
-                epiphany_on_sunday: settings.epiphany_on_sunday,
-                ascension_on_sunday: settings.ascension_on_sunday,
-                corpus_christi_on_sunday: settings.corpus_christi_on_sunday,
-            },
-            calendars: std::array::from_fn(|_| OnceLock::new()),
+            calendar,
+            language,
+            overrides: [
+                settings.epiphany_on_sunday,
+                settings.ascension_on_sunday,
+                settings.corpus_christi_on_sunday,
+            ],
+            calendars: calendar_ids()
+                .flat_map(|_| [(); 8])
+                .map(|()| OnceLock::new())
+                .collect(),
         })
     }
 
@@ -63,20 +94,53 @@ impl CalendarSource {
         now.with_timezone(&self.time_zone).date_naive()
     }
 
-    /// The calendar kept with these options.
-    pub fn calendar(&self, options: CalendarOptions) -> &Calendar {
-        let index = usize::from(options.epiphany_on_sunday)
-            | usize::from(options.ascension_on_sunday) << 1
-            | usize::from(options.corpus_christi_on_sunday) << 2;
-        self.calendars[index].get_or_init(|| Calendar::new(options))
+    /// The calendar kept for this territory (one of [`calendar_ids`]) with these options.
+    pub fn calendar(&self, id: &str, options: CalendarOptions) -> Option<&Calendar> {
+        let position = calendar_ids().position(|known| known == id)?;
+        let index = position * 8
+            + (usize::from(options.epiphany_on_sunday)
+                | usize::from(options.ascension_on_sunday) << 1
+                | usize::from(options.corpus_christi_on_sunday) << 2);
+        let slot = self.calendars.get(index)?;
+        if let Some(calendar) = slot.get() {
+            return Some(calendar);
+        }
+        let calendar = Calendar::of(id, options).ok()?;
+        Some(slot.get_or_init(|| calendar))
     }
 
-    /// The deployment's options with the request's boolean overrides applied.
-    pub fn request_options(&self, request: &SkillRequest) -> Result<CalendarOptions, SkillError> {
-        let mut options = self.defaults;
-        for field in OPTION_FIELDS {
+    /// The calendar a request asks for (data `calendar`, else the deployment's).
+    fn request_calendar(&self, request: &SkillRequest) -> Result<&'static str, SkillError> {
+        match request.data.get("calendar") {
+            None | Some(Value::Null) => Ok(self.calendar),
+            Some(value) => {
+                let asked = value.as_str().map(str::trim).unwrap_or_default();
+                calendar_ids().find(|id| *id == asked).ok_or_else(|| {
+                    SkillError::Failed(format!(
+                        "`calendar` must be one of {}; got {}",
+                        calendar_ids().collect::<Vec<_>>().join(", "),
+                        truncated(value)
+                    ))
+                })
+            }
+        }
+    }
+
+    /// The calendar's own options, with the deployment's settings and then the request's
+    /// boolean overrides applied.
+    pub fn request_options(
+        &self,
+        calendar: &str,
+        request: &SkillRequest,
+    ) -> Result<CalendarOptions, SkillError> {
+        let mut options = Calendar::default_options(calendar)
+            .map_err(|error| SkillError::Internal(error.to_string()))?;
+        for (field, deployment) in OPTION_FIELDS.into_iter().zip(self.overrides) {
             let value = match request.data.get(field) {
-                None | Some(Value::Null) => continue,
+                None | Some(Value::Null) => match deployment {
+                    Some(value) => value,
+                    None => continue,
+                },
                 Some(Value::Bool(value)) => *value,
                 Some(_) => {
                     return Err(SkillError::Failed(format!(
@@ -93,16 +157,57 @@ impl CalendarSource {
         Ok(options)
     }
 
+    /// The language of the answer: data `language`, else the request's `Accept-Language`, else
+    /// the deployment's; an unsupported one gives English and a note saying so.
+    fn request_language(
+        &self,
+        request: &SkillRequest,
+    ) -> Result<(&'static str, Option<String>), SkillError> {
+        match request.data.get("language") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(tag)) => {
+                return Ok(match names::supported(tag) {
+                    Some(language) => (language, None),
+                    None => (
+                        "en",
+                        Some(format!(
+                            "The language `{}` is not supported, so the answer is in English; the languages are {}.",
+                            tag.chars().take(35).collect::<String>(),
+                            names::LANGUAGES.join(", ")
+                        )),
+                    ),
+                });
+            }
+            Some(other) => {
+                return Err(SkillError::Failed(format!(
+                    "`language` must be a BCP 47 tag such as \"pl\" or \"pt-BR\"; got {}",
+                    truncated(other)
+                )));
+            }
+        }
+        let from_header = request
+            .accept_language
+            .as_deref()
+            .and_then(names::from_accept_language);
+        Ok((from_header.unwrap_or(self.language), None))
+    }
+
     /// The date a request is about and what the calendar says of it. A data `date`
     /// (`YYYY-MM-DD`) wins over a data `query`, which wins over the text.
     pub fn resolve(&self, request: &SkillRequest) -> Result<ResolvedDay<'_>, SkillError> {
-        let calendar = self.calendar(self.request_options(request)?);
+        let id = self.request_calendar(request)?;
+        let options = self.request_options(id, request)?;
+        let calendar = self
+            .calendar(id, options)
+            .ok_or_else(|| SkillError::Internal(format!("calendar `{id}` could not be built")))?;
+        let (language, language_note) = self.request_language(request)?;
         let date = match request.data.get("date").filter(|v| !v.is_null()) {
             Some(value) => {
                 let text = value.as_str().map(str::trim).unwrap_or_default();
                 NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
                     SkillError::Failed(format!(
-                        "`date` must be a calendar date written YYYY-MM-DD, e.g. {{\"date\": \"2026-12-08\"}}; got {value}"
+                        "`date` must be a calendar date written YYYY-MM-DD, e.g. {{\"date\": \"2026-12-08\"}}; got {}",
+                        truncated(value)
                     ))
                 })?
             }
@@ -119,14 +224,76 @@ impl CalendarSource {
                     .map_err(|error| SkillError::Failed(error.to_string()))?
             }
         };
-        let day = calendar
+        let mut day = calendar
             .day(date)
             .map_err(|error| SkillError::Failed(error.to_string()))?;
+        let names = Names::of(language);
+        if let Some(names) = names {
+            localize(&mut day, calendar.lineage(), names);
+        }
         Ok(ResolvedDay {
             date,
             calendar,
             day,
+            language,
+            names,
+            language_note,
         })
+    }
+}
+
+impl ResolvedDay<'_> {
+    /// The fields every calendar answer carries: the calendar and language used, and why the
+    /// language is not the one asked for.
+    pub fn describe(&self, data: &mut serde_json::Map<String, Value>) {
+        data.insert("calendar".into(), Value::from(self.calendar.id()));
+        data.insert("language".into(), Value::from(self.language));
+        if let Some(note) = &self.language_note {
+            data.insert("language_note".into(), Value::from(note.as_str()));
+        }
+    }
+
+    /// A rank in the answer's language, e.g. `uroczystość` or `optional memorial`.
+    pub fn rank_word(&self, rank: liturgy::Rank) -> String {
+        self.names
+            .and_then(|names| names.rank(rank))
+            .map_or_else(|| rank.as_str().replace('_', " "), str::to_string)
+    }
+
+    /// A colour in the answer's language.
+    pub fn color_word(&self, color: liturgy::Color) -> String {
+        self.names
+            .and_then(|names| names.color(color))
+            .unwrap_or(color.as_str())
+            .to_string()
+    }
+
+    /// A season in the answer's language.
+    pub fn season_word(&self, season: liturgy::Season) -> String {
+        self.names
+            .and_then(|names| names.season(season))
+            .map_or_else(|| season.as_str().replace('_', " "), str::to_string)
+    }
+}
+
+/// Puts the names of `names` in place of the English ones where it has them.
+fn localize(day: &mut LiturgicalDay, lineage: &[&str], names: &Names) {
+    let celebrations = std::iter::once(&mut day.celebration)
+        .chain(day.optional_memorials.iter_mut())
+        .chain(day.sanctorale.iter_mut().map(|s| &mut s.celebration));
+    for celebration in celebrations {
+        if let Some(name) = names.celebration(lineage, &celebration.id) {
+            celebration.name = name.to_string();
+        }
+    }
+}
+
+/// A value as quoted in an error, cut to a readable length.
+fn truncated(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
@@ -228,6 +395,105 @@ mod tests {
                 "{text}: {error:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_language_comes_from_data_then_header_then_deployment() {
+        let deployment = CalendarSource::new(&LiturgySettings {
+            language: "de".into(),
+            ..LiturgySettings::default()
+        })
+        .unwrap();
+        let mut asked = request("", json!({"date": "2026-04-05", "language": "pt-BR"}));
+        asked.accept_language = Some("pl".into());
+        let resolved = deployment.resolve(&asked).unwrap();
+        assert_eq!(resolved.language, "pt");
+        assert_eq!(resolved.day.celebration.name, "Domingo da Páscoa");
+        assert_eq!(resolved.day.celebration.id, "easter_sunday");
+        let mut header = request("", json!({"date": "2026-04-05"}));
+        header.accept_language = Some("nl-NL, pl;q=0.9".into());
+        let resolved = deployment.resolve(&header).unwrap();
+        assert_eq!(
+            (
+                resolved.language,
+                resolved.rank_word(liturgy::Rank::Solemnity).as_str()
+            ),
+            ("pl", "uroczystość")
+        );
+        let plain = deployment
+            .resolve(&request("", json!({"date": "2026-04-05"})))
+            .unwrap();
+        assert_eq!(plain.language, "de");
+        assert_eq!(
+            plain.day.celebration.name,
+            "Ostersonntag der Auferstehung des Herrn"
+        );
+        let unsupported = deployment
+            .resolve(&request(
+                "",
+                json!({"date": "2026-04-05", "language": "nl"}),
+            ))
+            .unwrap();
+        assert_eq!(unsupported.language, "en");
+        assert!(
+            unsupported
+                .language_note
+                .unwrap()
+                .contains("`nl` is not supported")
+        );
+        assert_eq!(
+            unsupported.day.celebration.name,
+            "Easter Sunday of the Resurrection of the Lord"
+        );
+        let bad = request("", json!({"date": "2026-04-05", "language": 7}));
+        assert!(
+            matches!(deployment.resolve(&bad), Err(SkillError::Failed(m)) if m.contains("BCP 47"))
+        );
+    }
+
+    #[test]
+    fn the_calendar_comes_from_data_then_deployment_with_its_options() {
+        let source = source("UTC");
+        let poland = request("", json!({"date": "2027-05-03", "calendar": "poland"}));
+        let resolved = source.resolve(&poland).unwrap();
+        assert_eq!(resolved.day.celebration.id, "our_lady_queen_of_poland");
+        assert_eq!(resolved.calendar.id(), "poland");
+        assert!(resolved.calendar.options().ascension_on_sunday);
+        let thursday = request(
+            "",
+            json!({"date": "2026-05-14", "calendar": "poland", "ascension_on_sunday": false}),
+        );
+        assert_eq!(
+            source.resolve(&thursday).unwrap().day.celebration.id,
+            "ascension_of_the_lord"
+        );
+        let deployment = CalendarSource::new(&LiturgySettings {
+            calendar: "brazil".into(),
+            ..LiturgySettings::default()
+        })
+        .unwrap();
+        let aparecida = deployment
+            .resolve(&request("", json!({"date": "2026-10-12"})))
+            .unwrap();
+        assert_eq!(aparecida.day.celebration.id, "our_lady_of_aparecida");
+        let unknown = request("", json!({"date": "2026-10-12", "calendar": "atlantis"}));
+        assert!(
+            matches!(source.resolve(&unknown), Err(SkillError::Failed(m)) if m.contains("poland"))
+        );
+        let settings = LiturgySettings {
+            calendar: "atlantis".into(),
+            ..LiturgySettings::default()
+        };
+        assert!(
+            matches!(CalendarSource::new(&settings), Err(SkillError::Internal(m)) if m.contains("liturgy.calendar"))
+        );
+        let settings = LiturgySettings {
+            language: "tlh".into(),
+            ..LiturgySettings::default()
+        };
+        assert!(
+            matches!(CalendarSource::new(&settings), Err(SkillError::Internal(m)) if m.contains("liturgy.language"))
+        );
     }
 
     #[test]

@@ -84,6 +84,8 @@ pub struct SkillRequest {
     pub history: Vec<Turn>,
     /// The moment of the request, so that "today" is one instant for the whole call.
     pub now: DateTime<Utc>,
+    /// The HTTP request's `Accept-Language`, for skills that answer in several languages.
+    pub accept_language: Option<String>,
 }
 
 impl SkillRequest {
@@ -94,6 +96,7 @@ impl SkillRequest {
             data: Map::new(),
             history: Vec::new(),
             now,
+            accept_language: None,
         }
     }
 

@@ -102,6 +102,7 @@ impl LiturgicalReadings {
                 .collect();
             data.insert("optional_memorials".into(), Value::Array(memorials));
         }
+        data.insert("readings_from".into(), json!(self.readings_source(day)));
         if let Some(note) = &note {
             data.insert("note".into(), json!(note));
         }
@@ -115,6 +116,78 @@ impl LiturgicalReadings {
             text: self.render(day, &masses, note.as_deref(), &optional),
             data,
         }
+    }
+
+    /// Where the day's readings come from: `proper_of_time`; `proper` (the celebration's own);
+    /// `proper_and_weekday` (a memorial's own readings over the weekday's); or
+    /// `weekday_or_common` (the celebration has none of its own in the Lectionary data: the
+    /// weekday's are given, and the Common of its kind may be used instead).
+    fn readings_source(&self, day: &LiturgicalDay) -> &'static str {
+        let celebration = &day.celebration;
+        if celebration.id == day.temporal_id
+            || !matches!(
+                celebration.rank,
+                Rank::Solemnity
+                    | Rank::Feast
+                    | Rank::Memorial
+                    | Rank::OptionalMemorial
+                    | Rank::Commemoration
+            )
+        {
+            "proper_of_time"
+        } else if !self.lectionary.has(&celebration.id) {
+            "weekday_or_common"
+        } else if matches!(
+            celebration.rank,
+            Rank::Memorial | Rank::OptionalMemorial | Rank::Commemoration
+        ) {
+            "proper_and_weekday"
+        } else {
+            "proper"
+        }
+    }
+
+    /// The readings of the day a request resolved to, in its language and with its calendar.
+    fn answer(&self, resolved: &crate::calendar::ResolvedDay<'_>) -> SkillOutput {
+        let day = &resolved.day;
+        let mut output = self.readings_for(day, resolved.calendar.options().epiphany_on_sunday);
+        resolved.describe(&mut output.data);
+        if let Some(Value::Object(celebration)) = output.data.get_mut("celebration") {
+            celebration.insert(
+                "rank_name".into(),
+                json!(resolved.rank_word(day.celebration.rank)),
+            );
+            celebration.insert(
+                "color_name".into(),
+                json!(resolved.color_word(day.celebration.color)),
+            );
+            celebration.insert(
+                "season_name".into(),
+                json!(resolved.season_word(day.season)),
+            );
+        }
+        if resolved.names.is_some() {
+            let season = match day.week {
+                Some(week) => format!("{} {week}", resolved.season_word(day.season)),
+                None => resolved.season_word(day.season),
+            };
+            let header = format!(
+                "{}: {}\n{} · {} · {} · {}/{}\n",
+                day.date,
+                day.celebration.name,
+                resolved.rank_word(day.celebration.rank),
+                resolved.color_word(day.celebration.color),
+                season,
+                day.sunday_cycle.as_str(),
+                day.weekday_cycle.as_str()
+            );
+            let body = output.text.splitn(3, '\n').nth(2).unwrap_or_default();
+            output.text = format!("{header}{body}");
+        }
+        if let Some(note) = &resolved.language_note {
+            output.text.push_str(&format!("\n{note}\n"));
+        }
+        output
     }
 
     /// The Masses of the day's celebration, with the days the Lectionary treats specially.
@@ -370,8 +443,7 @@ impl Skill for LiturgicalReadings {
 
     async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError> {
         let resolved = self.source.resolve(&request)?;
-        let epiphany_on_sunday = resolved.calendar.options().epiphany_on_sunday;
-        Ok(self.readings_for(&resolved.day, epiphany_on_sunday))
+        Ok(self.answer(&resolved))
     }
 }
 

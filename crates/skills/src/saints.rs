@@ -7,10 +7,10 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use chrono::{Datelike, NaiveDate};
-use liturgy::{Celebration, LiturgicalDay};
+use liturgy::Celebration;
 use serde_json::{Map, Value, json};
 
-use crate::calendar::CalendarSource;
+use crate::calendar::{CalendarSource, ResolvedDay};
 use crate::{LiturgySettings, Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
 
 /// The optional Martyrology names file in the data directory: UTF-8, one `MM-DD<TAB>name` a
@@ -79,11 +79,19 @@ fn parse_martyrology(text: &str) -> Result<HashMap<(u32, u32), Vec<String>>, Str
 }
 
 /// One entry of the artifact's `celebrations`.
-fn celebration_json(celebration: &Celebration, celebrated: bool, reason: Option<&str>) -> Value {
+fn celebration_json(
+    celebration: &Celebration,
+    celebrated: bool,
+    reason: Option<&str>,
+    words: &ResolvedDay<'_>,
+) -> Value {
     let mut entry = json!({
+        "id": celebration.id,
         "name": celebration.name,
         "rank": celebration.rank.as_str(),
+        "rank_name": words.rank_word(celebration.rank),
         "color": celebration.color.as_str(),
+        "color_name": words.color_word(celebration.color),
         "celebrated": celebrated,
     });
     if let (Some(reason), Some(object)) = (reason, entry.as_object_mut()) {
@@ -97,16 +105,17 @@ fn long_date(date: NaiveDate) -> String {
     date.format("%A %-d %B %Y").to_string()
 }
 
-fn describe(celebration: &Celebration) -> String {
+fn describe(celebration: &Celebration, words: &ResolvedDay<'_>) -> String {
     format!(
         "{} ({}, {})",
         celebration.name,
-        celebration.rank.as_str().replace('_', " "),
-        celebration.color.as_str()
+        words.rank_word(celebration.rank),
+        words.color_word(celebration.color)
     )
 }
 
-fn render(day: &LiturgicalDay, martyrology: Option<&[String]>) -> (String, Map<String, Value>) {
+fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, Map<String, Value>) {
+    let day = &words.day;
     let principal = &day.celebration;
     let principal_status = day
         .sanctorale
@@ -116,11 +125,12 @@ fn render(day: &LiturgicalDay, martyrology: Option<&[String]>) -> (String, Map<S
         principal,
         true,
         principal_status.and_then(|s| s.reason.as_deref()),
+        words,
     )];
     let mut lines = vec![format!(
         "{} — {}.",
         long_date(day.date),
-        describe(principal)
+        describe(principal, words)
     )];
     if let Some(reason) = principal_status.and_then(|s| s.reason.as_deref()) {
         lines.push(format!("({reason}.)"));
@@ -133,6 +143,7 @@ fn render(day: &LiturgicalDay, martyrology: Option<&[String]>) -> (String, Map<S
             &status.celebration,
             status.celebrated,
             status.reason.as_deref(),
+            words,
         ));
         let reason = status
             .reason
@@ -142,12 +153,12 @@ fn render(day: &LiturgicalDay, martyrology: Option<&[String]>) -> (String, Map<S
         if status.celebrated {
             lines.push(format!(
                 "May also be kept: {}{reason}.",
-                describe(&status.celebration)
+                describe(&status.celebration, words)
             ));
         } else {
             lines.push(format!(
                 "Not celebrated this year: {}{reason}.",
-                describe(&status.celebration)
+                describe(&status.celebration, words)
             ));
         }
     }
@@ -155,6 +166,10 @@ fn render(day: &LiturgicalDay, martyrology: Option<&[String]>) -> (String, Map<S
     let mut data = Map::new();
     data.insert("date".into(), Value::String(day.date.to_string()));
     data.insert("celebrations".into(), Value::Array(celebrations));
+    words.describe(&mut data);
+    if let Some(note) = &words.language_note {
+        lines.push(note.clone());
+    }
     if let Some(names) = martyrology {
         if !names.is_empty() {
             lines.push(format!("Roman Martyrology: {}.", names.join("; ")));
@@ -178,7 +193,7 @@ impl Skill for SaintsOfTheDay {
                 .get(&(resolved.date.month(), resolved.date.day()))
                 .map_or(&[][..], Vec::as_slice)
         });
-        let (text, data) = render(&resolved.day, martyrology);
+        let (text, data) = render(&resolved, martyrology);
         Ok(SkillOutput {
             artifact_name: "saints",
             text,

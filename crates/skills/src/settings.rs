@@ -8,28 +8,35 @@ use corpus::SearchMode;
 
 use crate::qa::LlmSettings;
 
-/// Calendar options of a deployment. The General Roman Calendar keeps all three on their
-/// weekdays; many national calendars move them to Sunday.
+/// The calendar of a deployment: which territory's, in which language, with which options. A
+/// request may choose another calendar, language or option in its data part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LiturgySettings {
     /// IANA time zone in which "today" is reckoned, e.g. `Europe/Rome`.
     pub time_zone: String,
-    /// Keep Epiphany on the Sunday between Jan 2 and Jan 8.
-    pub epiphany_on_sunday: bool,
-    /// Keep the Ascension on the Seventh Sunday of Easter.
-    pub ascension_on_sunday: bool,
-    /// Keep Corpus Christi on the Sunday after Trinity.
-    pub corpus_christi_on_sunday: bool,
+    /// The calendar answered from when a request names none: `general-roman` or a territory's
+    /// (`poland`, `united-states`… as `liturgy::calendar_ids` lists them).
+    pub calendar: String,
+    /// The language of answers when a request asks for none (BCP 47, e.g. `pl`, `pt-BR`).
+    pub language: String,
+    /// Keep Epiphany on the Sunday between Jan 2 and Jan 8; unset: the calendar's own choice.
+    pub epiphany_on_sunday: Option<bool>,
+    /// Keep the Ascension on the Seventh Sunday of Easter; unset: the calendar's own choice.
+    pub ascension_on_sunday: Option<bool>,
+    /// Keep Corpus Christi on the Sunday after Trinity; unset: the calendar's own choice.
+    pub corpus_christi_on_sunday: Option<bool>,
 }
 
 impl Default for LiturgySettings {
     fn default() -> Self {
         LiturgySettings {
             time_zone: "UTC".into(),
-            epiphany_on_sunday: false,
-            ascension_on_sunday: false,
-            corpus_christi_on_sunday: false,
+            calendar: liturgy::GENERAL_ROMAN.into(),
+            language: "en".into(),
+            epiphany_on_sunday: None,
+            ascension_on_sunday: None,
+            corpus_christi_on_sunday: None,
         }
     }
 }

@@ -15,6 +15,7 @@ fn request(date: NaiveDate) -> SkillRequest {
         data,
         history: Vec::new(),
         now: Utc::now(),
+        accept_language: None,
     }
 }
 
