@@ -3,7 +3,8 @@
 //!
 //! Conventions, chosen so that an answer never surprises:
 //! - A weekday name alone, or with "this" or "coming", is the next such day, **today included**;
-//!   "next Friday" is the first Friday **after** today; "last Friday" the latest before today.
+//!   "next Friday" is the first Friday **after** today; "Friday after next" the one a week
+//!   later; "last Friday" the latest before today.
 //! - An occasion or a month and day without a year ("Christmas", "Pentecost", "December 8",
 //!   "the third Sunday of Advent") is this year's when it has not passed yet (today included),
 //!   otherwise next year's.
@@ -12,6 +13,9 @@
 //! - Numeric dates must be ISO (`2026-12-08`, or `2026/12/08`): `12/08/2026` means August 12 in
 //!   some countries and December 8 in others, so it is refused with a hint.
 //! - Surrounding words are ignored and case does not matter.
+//! - The same forms are understood in Latin, Portuguese, Polish, French, Dutch, German, Spanish
+//!   and Italian ("Wielkanoc 2027", "dimanche prochain", "3 maja", "morgen"): their words are
+//!   read as the English ones first.
 
 use chrono::{Datelike, Days, NaiveDate, Weekday};
 
@@ -23,7 +27,8 @@ use crate::{FIRST_YEAR, LAST_YEAR, LiturgyError};
 pub const ACCEPTED_FORMS: &str = "Write a date such as 2026-12-08, 8 December 2026 or December 8; \
 a day such as today, tomorrow, yesterday, Friday or next Sunday; or an occasion such as \
 Christmas, Easter 2026, Ash Wednesday 2027, Pentecost, Corpus Christi, All Saints or the third \
-Sunday of Advent.";
+Sunday of Advent. The same in la, pt, pl, fr, nl, de, es and it (e.g. Pâques 2027, nächsten \
+Sonntag, 3 maja).";
 
 /// The date a request is about. `today` is the caller's notion of today (in its time zone);
 /// `calendar` supplies the movable dates under its options (e.g. Epiphany on a Sunday).
@@ -32,7 +37,7 @@ pub fn parse_date_query(
     today: NaiveDate,
     calendar: &Calendar,
 ) -> Result<NaiveDate, LiturgyError> {
-    let tokens = tokenize(text);
+    let tokens = crate::date_words::to_english(&tokenize(text));
     let unrecognized = || LiturgyError::UnrecognizedDate {
         query: text.trim().to_string(),
     };
@@ -358,7 +363,7 @@ fn month_and_day(
             .and_then(|t| day_number(t));
         let before_of = at
             .checked_sub(2)
-            .filter(|&i| tokens[i + 1] == "of")
+            .filter(|&i| matches!(tokens[i + 1].as_str(), "of" | "de"))
             .and_then(|i| day_number(&tokens[i]));
         let Some(day) = after.or(before).or(before_of) else {
             continue;
@@ -410,6 +415,9 @@ fn weekday(tokens: &[String], today: NaiveDate) -> Option<NaiveDate> {
         (weekday.num_days_from_monday() + 7 - today.weekday().num_days_from_monday()) % 7,
     );
     match modifier {
+        Some("overnext") => {
+            today.checked_add_days(Days::new(if ahead == 0 { 14 } else { ahead + 7 }))
+        }
         Some("next") => today.checked_add_days(Days::new(if ahead == 0 { 7 } else { ahead })),
         Some("last") | Some("past") => {
             let back = u64::from(
@@ -452,6 +460,75 @@ mod tests {
         );
         assert_eq!(parse("this Sunday").unwrap(), date(2026, 12, 6));
         assert_eq!(parse("last Sunday").unwrap(), date(2026, 11, 29));
+    }
+
+    #[test]
+    fn the_sunday_after_next_is_the_second_sunday_from_today() {
+        // Tuesday 2026-12-01: the coming Sunday is December 6, the one after it December 13.
+        let tuesday = date(2026, 12, 1);
+        let calendar = Calendar::default();
+        let parse = |text| parse_date_query(text, tuesday, &calendar).unwrap();
+        assert_eq!(parse("Sunday after next"), date(2026, 12, 13));
+        assert_eq!(parse("the Sunday after next"), date(2026, 12, 13));
+        assert_eq!(
+            parse("readings for the Friday after next?"),
+            date(2026, 12, 11)
+        );
+        assert_eq!(parse("Sunday"), date(2026, 12, 6));
+    }
+
+    #[test]
+    fn dates_in_every_language() {
+        // Wednesday 2026-12-02; Easter 2027 is March 28, Pentecost 2027 May 16.
+        for (text, expected) in [
+            ("Wielkanoc 2027", date(2027, 3, 28)),
+            ("następna niedziela", date(2026, 12, 6)),
+            ("3 maja 2027", date(2027, 5, 3)),
+            ("jutro", date(2026, 12, 3)),
+            ("Pâques 2027", date(2027, 3, 28)),
+            ("dimanche prochain", date(2026, 12, 6)),
+            ("8 décembre", date(2026, 12, 8)),
+            ("aujourd'hui", date(2026, 12, 2)),
+            ("Ostern 2027", date(2027, 3, 28)),
+            ("nächsten Sonntag", date(2026, 12, 6)),
+            ("übernächsten Sonntag", date(2026, 12, 13)),
+            ("24. Dezember", date(2026, 12, 24)),
+            ("morgen", date(2026, 12, 3)),
+            ("Pasen 2027", date(2027, 3, 28)),
+            ("volgende zondag", date(2026, 12, 6)),
+            ("7 november", date(2027, 11, 7)),
+            ("vandaag", date(2026, 12, 2)),
+            ("Páscoa 2027", date(2027, 3, 28)),
+            ("próximo domingo", date(2026, 12, 6)),
+            ("12 de outubro de 2027", date(2027, 10, 12)),
+            ("amanhã", date(2026, 12, 3)),
+            ("Pascua 2027", date(2027, 3, 28)),
+            ("el domingo que viene", date(2026, 12, 6)),
+            ("25 de diciembre", date(2026, 12, 25)),
+            ("hoy", date(2026, 12, 2)),
+            ("Pasqua 2027", date(2027, 3, 28)),
+            ("domenica prossima", date(2026, 12, 6)),
+            ("Pentecoste 2027", date(2027, 5, 16)),
+            ("domani", date(2026, 12, 3)),
+            ("Pascha 2027", date(2027, 3, 28)),
+            ("hodie", date(2026, 12, 2)),
+        ] {
+            assert_eq!(parse(text).unwrap(), expected, "{text}");
+        }
+        for ambiguous in ["03/05/2027", "3.5.2027"] {
+            assert!(
+                matches!(parse(ambiguous), Err(LiturgyError::AmbiguousDate { .. })),
+                "{ambiguous}"
+            );
+        }
+        assert!(matches!(
+            parse("dimanche de la météo"),
+            Ok(day) if day == date(2026, 12, 6)
+        ));
+        assert!(matches!(
+            parse("quelque chose"),
+            Err(LiturgyError::UnrecognizedDate { .. })
+        ));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod bible;
 pub mod calendar;
 pub mod citation;
+mod date_words;
 pub mod dates;
 pub mod lectionary;
 pub mod names;
