@@ -233,3 +233,81 @@ async fn install_bible_feeds_readings_search_and_fetch() {
         "{readings}"
     );
 }
+
+/// `message/send` of one data part with an `Accept-Language` header, on the wire `version`
+/// selects (none: 0.3); returns the reply body.
+async fn send_with_language(
+    app: &TestApp,
+    token: &str,
+    version: Option<&str>,
+    accept_language: &str,
+    data: Value,
+) -> Value {
+    let body = match version {
+        None => {
+            let mut body = send_body("saints_of_the_day", "", &uuid());
+            body["params"]["message"]["parts"] = json!([{"kind": "data", "data": data}]);
+            body
+        }
+        Some(_) => json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {
+            "message": {"messageId": uuid(), "role": "ROLE_USER", "parts": [{"data": data}],
+                "metadata": {"skillId": "saints_of_the_day"}}}}),
+    };
+    let mut request = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept-language", accept_language)
+        .body(body.to_string());
+    if let Some(version) = version {
+        request = request.header("A2A-Version", version);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+#[tokio::test]
+async fn calendar_skills_answer_in_the_accept_language_from_the_calendar_asked_for() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("languages", Plan::Pro);
+    let polish = send_with_language(
+        &app,
+        &token,
+        None,
+        "nl-NL, pl;q=0.8",
+        json!({"date": "2027-05-03", "calendar": "poland"}),
+    )
+    .await;
+    let data = &polish["result"]["artifacts"][0]["parts"][1]["data"];
+    assert_eq!(data["language"], "pl", "{polish}");
+    assert_eq!(data["calendar"], "poland");
+    let first = &data["celebrations"][0];
+    assert_eq!(first["id"], "our_lady_queen_of_poland");
+    assert_eq!(first["rank"], "solemnity");
+    assert_eq!(first["rank_name"], "uroczystość");
+    assert!(first["name"].as_str().unwrap().contains("Królowej Polski"));
+
+    let chosen = send_with_language(
+        &app,
+        &token,
+        Some("1.0"),
+        "pl",
+        json!({"date": "2027-10-12", "calendar": "brazil", "language": "pt-BR"}),
+    )
+    .await;
+    let text = chosen.to_string();
+    assert!(text.contains("Aparecida"), "{text}");
+    assert!(text.contains("\"language\":\"pt\""), "{text}");
+
+    let unsupported = send_with_language(
+        &app,
+        &token,
+        None,
+        "tlh",
+        json!({"date": "2026-12-08", "language": "tlh"}),
+    )
+    .await;
+    let data = &unsupported["result"]["artifacts"][0]["parts"][1]["data"];
+    assert_eq!(data["language"], "en", "{unsupported}");
+    assert!(data["language_note"].as_str().unwrap().contains("not supported"));
+}
