@@ -638,6 +638,9 @@ impl Settings {
                 ),
             ));
         }
+        if let Some((key, reason)) = self.liturgy.invalid_key() {
+            return Err(ConfigError::invalid(key, reason));
+        }
         Ok(())
     }
 

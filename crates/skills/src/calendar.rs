@@ -57,22 +57,13 @@ impl CalendarSource {
                 settings.time_zone
             ))
         })?;
+        if let Some((key, reason)) = settings.invalid_key() {
+            return Err(SkillError::Internal(format!("{key} {reason}")));
+        }
         let calendar = calendar_ids()
             .find(|id| *id == settings.calendar)
-            .ok_or_else(|| {
-                SkillError::Internal(format!(
-                    "liturgy.calendar `{}` is not one of {}",
-                    settings.calendar,
-                    calendar_ids().collect::<Vec<_>>().join(", ")
-                ))
-            })?;
-        let language = names::supported(&settings.language).ok_or_else(|| {
-            SkillError::Internal(format!(
-                "liturgy.language `{}` is not one of {}",
-                settings.language,
-                names::LANGUAGES.join(", ")
-            ))
-        })?;
+            .unwrap_or(liturgy::GENERAL_ROMAN);
+        let language = names::supported(&settings.language).unwrap_or("en");
         Ok(CalendarSource {
             time_zone,
             calendar,
@@ -494,6 +485,25 @@ mod tests {
         assert!(
             matches!(CalendarSource::new(&settings), Err(SkillError::Internal(m)) if m.contains("liturgy.language"))
         );
+    }
+
+    #[test]
+    fn the_card_lists_every_calendar_and_language() {
+        for info in [
+            crate::catalog::LITURGICAL_READINGS,
+            crate::catalog::SAINTS_OF_THE_DAY,
+        ] {
+            for id in calendar_ids() {
+                assert!(info.description.contains(id), "{}: {id}", info.id);
+            }
+            for language in names::LANGUAGES {
+                assert!(
+                    info.description.contains(&format!(" {language}")),
+                    "{}: {language}",
+                    info.id
+                );
+            }
+        }
     }
 
     #[test]

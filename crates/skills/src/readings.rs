@@ -668,6 +668,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn national_celebrations_say_where_their_readings_come_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = skill(dir.path());
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
+        let ask = |data: Value| {
+            let mut request = SkillRequest::from_text("", now);
+            request.data = data.as_object().cloned().unwrap();
+            request
+        };
+        let aparecida = skill
+            .run(ask(
+                json!({"date": "2027-10-12", "calendar": "brazil", "language": "pt"}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(aparecida.data["calendar"], "brazil");
+        assert_eq!(aparecida.data["celebration"]["id"], "our_lady_of_aparecida");
+        assert_eq!(aparecida.data["celebration"]["rank_name"], "solenidade");
+        assert_eq!(aparecida.data["readings_from"], "weekday_or_common");
+        assert!(!masses(&aparecida).is_empty());
+        assert!(aparecida.text.contains("Aparecida"), "{}", aparecida.text);
+        let immaculate = skill.run(ask(json!({"date": "2026-12-08"}))).await.unwrap();
+        assert_eq!(immaculate.data["readings_from"], "proper");
+        assert_eq!(immaculate.data["language"], "en");
+        let weekday = skill.run(ask(json!({"date": "2026-12-15"}))).await.unwrap();
+        assert_eq!(weekday.data["readings_from"], "proper_of_time");
+    }
+
+    #[tokio::test]
     async fn run_reads_dates_from_text_and_data() {
         let dir = tempfile::tempdir().unwrap();
         let skill = skill(dir.path());

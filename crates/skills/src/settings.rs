@@ -41,6 +41,34 @@ impl Default for LiturgySettings {
     }
 }
 
+impl LiturgySettings {
+    /// The first key whose value the calendar cannot use, with the reason: the start-up check,
+    /// so that a deployment never answers from a calendar or in a language it did not mean.
+    pub fn invalid_key(&self) -> Option<(&'static str, String)> {
+        if !liturgy::calendar_ids().any(|id| id == self.calendar) {
+            return Some((
+                "liturgy.calendar",
+                format!(
+                    "`{}` is not one of {}",
+                    self.calendar,
+                    liturgy::calendar_ids().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if liturgy::names::supported(&self.language).is_none() {
+            return Some((
+                "liturgy.language",
+                format!(
+                    "`{}` is not one of {}",
+                    self.language,
+                    liturgy::names::LANGUAGES.join(", ")
+                ),
+            ));
+        }
+        None
+    }
+}
+
 /// Everything the skills need from the deployment's configuration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SkillSettings {

@@ -182,6 +182,11 @@ fn invalid_configuration_names_the_key() {
             vec![("A2A__LITURGY__TIME_ZONE", "Mars/Olympus")],
             "liturgy.time_zone",
         ),
+        (
+            vec![("A2A__LITURGY__CALENDAR", "atlantis")],
+            "liturgy.calendar",
+        ),
+        (vec![("A2A__LITURGY__LANGUAGE", "tlh")], "liturgy.language"),
         (vec![("A2A__SERVER__UNKNOWN_KEY", "1")], "unknown_key"),
     ];
     for (env, key) in cases {

@@ -309,5 +309,10 @@ async fn calendar_skills_answer_in_the_accept_language_from_the_calendar_asked_f
     .await;
     let data = &unsupported["result"]["artifacts"][0]["parts"][1]["data"];
     assert_eq!(data["language"], "en", "{unsupported}");
-    assert!(data["language_note"].as_str().unwrap().contains("not supported"));
+    assert!(
+        data["language_note"]
+            .as_str()
+            .unwrap()
+            .contains("not supported")
+    );
 }
