@@ -158,7 +158,10 @@ for (const [id, pkg, options] of CALENDARS) {
     const name = english.i18n.names[nameKey] ?? english.i18n.names[key];
     if (!name) throw new Error(`${id}: no English name for ${key}`);
     const years = general.get(key)?.[4] ?? '1970-';
-    lines.push([dateField(merged.dateDef, merged.dateExceptions), key, rankField(merged.precedence), colorField(merged, key, name), years, name].join('|'));
+    // A patron already ranked so in the General Calendar keeps its higher place in the table.
+    const proper = rankField(merged.precedence);
+    const rank = general.get(key)?.[2] === proper.replace(/^proper_/, '') ? general.get(key)[2] : proper;
+    lines.push([dateField(merged.dateDef, merged.dateExceptions), key, rank, colorField(merged, key, name), years, name].join('|'));
     for (const [lang, locale] of LANGUAGES) {
       const localised = bundle(pkg, locale).i18n.names;
       const value = localised[nameKey] ?? localised[key];
