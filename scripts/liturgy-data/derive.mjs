@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Romcal from 'romcal';
+import { dutch } from './dutch.mjs';
 
 const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -196,6 +197,9 @@ const VOCABULARY_SEASONS = {
   paschal_triduum: 'paschal_triduum', easter_time: 'easter', ordinary_time: 'ordinary_time',
 };
 
+/** Every celebration id romcal names, for the Dutch file. */
+const temporalIds = new Set();
+
 for (const [lang, locale] of LANGUAGES) {
   const localized = bundle('general-roman', locale);
   const englishNames = bundle('general-roman', 'en').i18n.names;
@@ -225,12 +229,24 @@ for (const [lang, locale] of LANGUAGES) {
   const entries = [...names, ...nationalNames.get(lang)]
     .map(([key, value]) => `${key}|${value.replace(/\s+/g, ' ').trim()}`)
     .sort();
+  for (const id of names.keys()) temporalIds.add(id);
   mkdirSync(join(data, 'names'), { recursive: true });
   out(join(data, 'names', `${lang}.txt`), [
     LICENSE,
     `# Names in \`${lang}\` (romcal locale \`${locale}\`): \`@kind.key|word\` for ranks, colours, seasons`,
     '# and weekdays (0 is Sunday); `id|name` for celebrations of the General Roman Calendar;',
     '# `calendar:id|name` for those of a proper calendar.',
+    ...vocabulary,
+    ...entries,
+  ].join('\n'));
+}
+
+{
+  const [vocabulary, entries] = dutch(temporalIds);
+  out(join(data, 'names', 'nl.txt'), [
+    '# Names in `nl`: the project\'s own Dutch (scripts/liturgy-data/dutch.mjs), for the Proper of',
+    '# Time, the solemnities and feasts of the Lord, and the proper calendar of the Netherlands;',
+    '# other celebrations keep their English names. Same format as the other files.',
     ...vocabulary,
     ...entries,
   ].join('\n'));

@@ -1,5 +1,6 @@
 //! Celebrations, ranks, colours and seasons named in the languages of `data/names/` (derived
-//! from romcal's locales); English is the engine's own and needs no table.
+//! from romcal's locales; Dutch is the project's own); English is the engine's own and needs
+//! no table.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -7,24 +8,26 @@ use std::sync::OnceLock;
 use crate::{Color, Rank, Season};
 
 /// The languages answers can be given in, English first (BCP 47 primary subtags).
-pub const LANGUAGES: [&str; 8] = ["en", "la", "pt", "pl", "fr", "de", "es", "it"];
+pub const LANGUAGES: [&str; 9] = ["en", "la", "pt", "pl", "fr", "nl", "de", "es", "it"];
 
-const FILES: [(&str, &str); 7] = [
+const FILES: [(&str, &str); 8] = [
     ("la", include_str!("../data/names/la.txt")),
     ("pt", include_str!("../data/names/pt.txt")),
     ("pl", include_str!("../data/names/pl.txt")),
     ("fr", include_str!("../data/names/fr.txt")),
+    ("nl", include_str!("../data/names/nl.txt")),
     ("de", include_str!("../data/names/de.txt")),
     ("es", include_str!("../data/names/es.txt")),
     ("it", include_str!("../data/names/it.txt")),
 ];
 
 /// "commemoration" is not a rank in romcal's locales: the engine's own words.
-const COMMEMORATION: [(&str, &str); 7] = [
+const COMMEMORATION: [(&str, &str); 8] = [
     ("la", "commemoratio"),
     ("pt", "comemoração"),
     ("pl", "wspomnienie (komemoracja)"),
     ("fr", "commémoraison"),
+    ("nl", "commemoratie"),
     ("de", "Kommemoration"),
     ("es", "conmemoración"),
     ("it", "commemorazione"),
@@ -65,7 +68,7 @@ pub struct Names {
 impl Names {
     /// The table of a supported language other than English.
     pub fn of(language: &str) -> Option<&'static Names> {
-        static TABLES: [OnceLock<Names>; 7] = [const { OnceLock::new() }; 7];
+        static TABLES: [OnceLock<Names>; FILES.len()] = [const { OnceLock::new() }; FILES.len()];
         let index = FILES.iter().position(|(code, _)| *code == language)?;
         let (language, text) = FILES[index];
         Some(TABLES[index].get_or_init(|| {
@@ -130,13 +133,14 @@ mod tests {
     fn tags_and_headers_choose_a_supported_language() {
         assert_eq!(supported("pt-BR"), Some("pt"));
         assert_eq!(supported("PL"), Some("pl"));
-        assert_eq!(supported("nl"), None);
+        assert_eq!(supported("nl-BE"), Some("nl"));
+        assert_eq!(supported("sv"), None);
         assert_eq!(
-            from_accept_language("nl-NL, de;q=0.8, en;q=0.5"),
+            from_accept_language("sv-SE, de;q=0.8, en;q=0.5"),
             Some("de")
         );
         assert_eq!(from_accept_language("fr;q=0.2, it;q=0.9"), Some("it"));
-        assert_eq!(from_accept_language("nl, sv"), None);
+        assert_eq!(from_accept_language("sv, fi"), None);
         assert_eq!(from_accept_language("de;q=0, es"), Some("es"));
     }
 
@@ -193,6 +197,13 @@ mod tests {
                 .celebration(&["general-roman"], "easter_sunday"),
             Some("Ostersonntag der Auferstehung des Herrn")
         );
+        let dutch = Names::of("nl").unwrap();
+        let lineage = ["netherlands", "europe", "general-roman"];
+        assert_eq!(
+            dutch.celebration(&lineage, "willibrord_of_utrecht_bishop"),
+            Some("Heilige Willibrord, bisschop, patroon van Nederland")
+        );
+        assert_eq!(dutch.rank(Rank::Solemnity), Some("hoogfeest"));
         assert!(Names::of("en").is_none());
     }
 }

@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(resolved.day.celebration.name, "Domingo da Páscoa");
         assert_eq!(resolved.day.celebration.id, "easter_sunday");
         let mut header = request("", json!({"date": "2026-04-05"}));
-        header.accept_language = Some("nl-NL, pl;q=0.9".into());
+        header.accept_language = Some("sv-SE, pl;q=0.9".into());
         let resolved = deployment.resolve(&header).unwrap();
         assert_eq!(
             (
@@ -422,7 +422,7 @@ mod tests {
         let unsupported = deployment
             .resolve(&request(
                 "",
-                json!({"date": "2026-04-05", "language": "nl"}),
+                json!({"date": "2026-04-05", "language": "sv"}),
             ))
             .unwrap();
         assert_eq!(unsupported.language, "en");
@@ -430,7 +430,7 @@ mod tests {
             unsupported
                 .language_note
                 .unwrap()
-                .contains("`nl` is not supported")
+                .contains("`sv` is not supported")
         );
         assert_eq!(
             unsupported.day.celebration.name,
@@ -440,6 +440,36 @@ mod tests {
         assert!(
             matches!(deployment.resolve(&bad), Err(SkillError::Failed(m)) if m.contains("BCP 47"))
         );
+    }
+
+    #[test]
+    fn dutch_names_the_netherlands_calendar() {
+        let source = source("UTC");
+        let willibrord = request(
+            "",
+            json!({"date": "2026-11-07", "calendar": "netherlands", "language": "nl-NL"}),
+        );
+        let resolved = source.resolve(&willibrord).unwrap();
+        assert_eq!(resolved.language, "nl");
+        assert_eq!(resolved.day.celebration.id, "willibrord_of_utrecht_bishop");
+        assert_eq!(
+            resolved.rank_word(resolved.day.celebration.rank),
+            "hoogfeest"
+        );
+        assert!(
+            resolved
+                .day
+                .celebration
+                .name
+                .contains("patroon van Nederland")
+        );
+        let sunday = request(
+            "volgende zondag",
+            json!({"calendar": "netherlands", "language": "nl"}),
+        );
+        let resolved = source.resolve(&sunday).unwrap();
+        assert_eq!(resolved.date.to_string(), "2026-12-06");
+        assert_eq!(resolved.day.celebration.name, "2e zondag van de Advent");
     }
 
     #[test]

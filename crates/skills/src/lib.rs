@@ -184,7 +184,7 @@ pub mod catalog {
     pub const LITURGICAL_READINGS: SkillInfo = SkillInfo {
         id: "liturgical_readings",
         name: "Liturgical Readings",
-        description: "Get the Mass readings and the liturgical day (celebration, rank, colour, season, cycles) for any date or occasion, in the General Roman Calendar or a national one. Understands natural language such as 'next Sunday' or 'Easter 2026' (also 'Wielkanoc 2027', 'dimanche prochain', 'nächsten Sonntag'). Data part: date (YYYY-MM-DD), query, calendar (general-roman, americas, europe, united-states, canada, england-and-wales, ireland, australia, brazil, portugal, poland, france, belgium, netherlands, germany, austria, switzerland), language (BCP 47: en, la, pt, pl, fr, de, es, it; else Accept-Language), epiphany_on_sunday, ascension_on_sunday, corpus_christi_on_sunday (true/false). Ids and enum values stay English; names follow the language.",
+        description: "Get the Mass readings and the liturgical day (celebration, rank, colour, season, cycles) for any date or occasion, in the General Roman Calendar or a national one. Understands natural language such as 'next Sunday' or 'Easter 2026' (also 'Wielkanoc 2027', 'dimanche prochain', 'nächsten Sonntag'). Data part: date (YYYY-MM-DD), query, calendar (general-roman, americas, europe, united-states, canada, england-and-wales, ireland, australia, brazil, portugal, poland, france, belgium, netherlands, germany, austria, switzerland), language (BCP 47: en, la, pt, pl, fr, nl, de, es, it; else Accept-Language), epiphany_on_sunday, ascension_on_sunday, corpus_christi_on_sunday (true/false). Ids and enum values stay English; names follow the language.",
         tags: &["liturgy", "mass", "readings", "calendar", "multilingual"],
         examples: &[
             "today",
@@ -200,7 +200,7 @@ pub mod catalog {
     pub const SAINTS_OF_THE_DAY: SkillInfo = SkillInfo {
         id: "saints_of_the_day",
         name: "Saints of the Day",
-        description: "Get the saints and celebrations of a date in the General Roman Calendar or a national one, whether each is celebrated that year and why not, and the Roman Martyrology names when installed. Data part: date (YYYY-MM-DD), query, calendar (general-roman, americas, europe, united-states, canada, england-and-wales, ireland, australia, brazil, portugal, poland, france, belgium, netherlands, germany, austria, switzerland), language (BCP 47: en, la, pt, pl, fr, de, es, it; else Accept-Language), and the three Sunday options.",
+        description: "Get the saints and celebrations of a date in the General Roman Calendar or a national one, whether each is celebrated that year and why not, and the Roman Martyrology names when installed. Data part: date (YYYY-MM-DD), query, calendar (general-roman, americas, europe, united-states, canada, england-and-wales, ireland, australia, brazil, portugal, poland, france, belgium, netherlands, germany, austria, switzerland), language (BCP 47: en, la, pt, pl, fr, nl, de, es, it; else Accept-Language), and the three Sunday options.",
         tags: &["saints", "calendar", "martyrology", "multilingual"],
         examples: &["today", "November 1", "2026-12-08", "3 maja"],
         bucket: Bucket::Default,

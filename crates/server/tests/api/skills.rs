@@ -274,7 +274,7 @@ async fn calendar_skills_answer_in_the_accept_language_from_the_calendar_asked_f
         &app,
         &token,
         None,
-        "nl-NL, pl;q=0.8",
+        "sv-SE, pl;q=0.8",
         json!({"date": "2027-05-03", "calendar": "poland"}),
     )
     .await;
