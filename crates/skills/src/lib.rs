@@ -6,6 +6,7 @@
 
 pub mod calendar;
 pub mod documents;
+mod phrases;
 pub mod qa;
 pub mod readings;
 mod registry;

@@ -11,6 +11,7 @@ use liturgy::Celebration;
 use serde_json::{Map, Value, json};
 
 use crate::calendar::{CalendarSource, ResolvedDay};
+use crate::phrases::{Phrase, phrase};
 use crate::{LiturgySettings, Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
 
 /// The optional Martyrology names file in the data directory: UTF-8, one `MM-DD<TAB>name` a
@@ -129,7 +130,10 @@ fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, M
     )];
     let mut lines = vec![format!(
         "{} — {}.",
-        long_date(day.date),
+        match words.names {
+            Some(_) => day.date.to_string(),
+            None => long_date(day.date),
+        },
         describe(principal, words)
     )];
     if let Some(reason) = principal_status.and_then(|s| s.reason.as_deref()) {
@@ -152,12 +156,14 @@ fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, M
             .unwrap_or_default();
         if status.celebrated {
             lines.push(format!(
-                "May also be kept: {}{reason}.",
+                "{}: {}{reason}.",
+                phrase(words.language, Phrase::MayAlsoBeKept),
                 describe(&status.celebration, words)
             ));
         } else {
             lines.push(format!(
-                "Not celebrated this year: {}{reason}.",
+                "{}: {}{reason}.",
+                phrase(words.language, Phrase::NotCelebratedThisYear),
                 describe(&status.celebration, words)
             ));
         }
@@ -172,7 +178,11 @@ fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, M
     }
     if let Some(names) = martyrology {
         if !names.is_empty() {
-            lines.push(format!("Roman Martyrology: {}.", names.join("; ")));
+            lines.push(format!(
+                "{}: {}.",
+                phrase(words.language, Phrase::RomanMartyrology),
+                names.join("; ")
+            ));
         }
         let names = names.iter().map(|name| json!({ "name": name })).collect();
         data.insert("martyrology".into(), Value::Array(names));
@@ -207,6 +217,45 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
+
+    #[tokio::test]
+    async fn the_text_follows_the_language_and_the_calendar() {
+        let now = Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0).unwrap();
+        let mut request = SkillRequest::from_text("", now);
+        request.data = json!({"date": "2027-05-03", "calendar": "poland", "language": "pl"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let output = skill().run(request).await.unwrap();
+        assert!(output.text.starts_with("2027-05-03 — "), "{}", output.text);
+        assert!(output.text.contains("Królowej Polski"), "{}", output.text);
+        assert!(
+            output.text.contains("(uroczystość, biały)"),
+            "{}",
+            output.text
+        );
+        assert_eq!(output.data["calendar"], "poland");
+        assert_eq!(output.data["celebrations"][0]["rank"], "solemnity");
+        assert_eq!(output.data["celebrations"][0]["color_name"], "biały");
+        let mut impeded = SkillRequest::from_text("", now);
+        impeded.data = json!({"date": "2026-05-03", "calendar": "poland", "language": "pl"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let sunday = skill().run(impeded).await.unwrap();
+        assert!(
+            sunday
+                .text
+                .contains("W tym roku nie obchodzi się: Najświętszej Maryi Panny"),
+            "{}",
+            sunday.text
+        );
+        assert!(
+            sunday.text.contains("transferred to 2026-05-04"),
+            "{}",
+            sunday.text
+        );
+    }
 
     fn skill() -> SaintsOfTheDay {
         let empty = tempfile::tempdir().unwrap();
