@@ -41,6 +41,10 @@ const CALENDARS = [
  * (Apache-2.0) records them; docs/calendars.md gives the source of each. Same line format.
  */
 const CORRECTIONS = {
+  'united-states': [
+    '01-22/sun+1|day_of_prayer_for_the_legal_protection_of_unborn_children|proper_memorial|violet|2011-|Day of Prayer for the Legal Protection of Unborn Children',
+    '11-thu-4|thanksgiving_day|proper_memorial|white|1970-|Thanksgiving Day',
+  ],
   switzerland: [
     '09-25|nicholas_of_flue_hermit|proper_solemnity|white|1970-|Saint Nicholas of Flüe, Hermit, Patron of Switzerland',
   ],
