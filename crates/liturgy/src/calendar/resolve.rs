@@ -64,11 +64,12 @@ fn transfer_impeded_solemnities(
     dates: &KeyDates,
 ) -> Vec<Vec<SanctoraleStatus>> {
     let mut notes = vec![Vec::new(); days.len()];
-    for origin in 0..days.len() {
-        let impeding = &temporal[origin];
-        let Some(position) = placed[origin].iter().position(|p| {
-            p.entry.rank == EntryRank::Solemnity && impeding.precedence <= p.entry.precedence()
-        }) else {
+    // Two passes: a solemnity anticipated (St Joseph before Palm Sunday) may land on a day
+    // whose own solemnity was already looked at, and then impedes it.
+    for origin in (0..days.len()).chain(0..days.len()) {
+        let Some((position, impeding_name, impeding_precedence)) =
+            impediment(&temporal[origin], &placed[origin])
+        else {
             continue;
         };
         let moving = placed[origin].remove(position);
@@ -86,7 +87,7 @@ fn transfer_impeded_solemnities(
                 .palm_sunday
                 .checked_sub_days(Days::new(1))
                 .map(|saturday| saturday.ordinal0() as usize)
-        } else if impeding.precedence == moving.entry.precedence()
+        } else if impeding_precedence == moving.entry.precedence()
             && origin > 0
             && is_free(origin - 1, placed)
         {
@@ -94,7 +95,7 @@ fn transfer_impeded_solemnities(
         } else {
             next_free(placed)
         };
-        let cause = format!("impeded by {}", with_article(&impeding.name));
+        let cause = format!("impeded by {}", with_article(&impeding_name));
         let Some(target) = target else {
             notes[origin].push(status(moving.entry, false, Some(cause)));
             continue;
@@ -115,6 +116,25 @@ fn transfer_impeded_solemnities(
         });
     }
     notes
+}
+
+/// The first solemnity of the saints placed on a day that must leave it, with the name and
+/// precedence of what impedes it: the day of the Proper of Time when it ranks as high or higher,
+/// or another solemnity placed there that ranks higher.
+fn impediment(temporal: &TemporalDay, placed: &[Placed]) -> Option<(usize, String, u8)> {
+    placed.iter().enumerate().find_map(|(position, p)| {
+        if p.entry.rank != EntryRank::Solemnity {
+            return None;
+        }
+        if temporal.precedence <= p.entry.precedence() {
+            return Some((position, temporal.name.clone(), temporal.precedence));
+        }
+        placed
+            .iter()
+            .filter(|q| q.entry.rank == EntryRank::Solemnity)
+            .find(|q| q.entry.precedence() < p.entry.precedence())
+            .map(|q| (position, q.entry.name.to_string(), q.entry.precedence()))
+    })
 }
 
 /// The day's celebration and the fate of each saint placed on it.

@@ -141,6 +141,23 @@ fn a_proper_solemnity_impeded_by_a_sunday_of_easter_is_transferred() {
         monday.celebration.id,
         "immaculate_conception_of_the_blessed_virgin_mary"
     );
+    // Ireland 2035: St Joseph, anticipated from Holy Week to Saturday 17 March, outranks St
+    // Patrick there, who goes to the first free day after the Easter Octave (the Annunciation
+    // has the Monday).
+    let ireland = calendar("ireland");
+    let saturday = ireland.day(date(2035, 3, 17)).unwrap();
+    assert_eq!(saturday.celebration.id, "joseph_spouse_of_mary");
+    let patrick = saturday
+        .sanctorale
+        .iter()
+        .find(|s| s.celebration.id == "patrick_of_ireland_bishop")
+        .unwrap();
+    assert_eq!(
+        patrick.reason.as_deref(),
+        Some(
+            "transferred to 2035-04-03 (impeded by Saint Joseph, Spouse of the Blessed Virgin Mary)"
+        )
+    );
     // England and Wales move Saints Peter and Paul from a Monday to the Sunday before (2026).
     let england = calendar("england-and-wales");
     assert_eq!(
@@ -253,4 +270,44 @@ fn every_entry_of_the_data_files_is_found_on_its_date_with_its_rank() {
         }
     }
     assert!(found > 700, "only {found} entries found");
+}
+
+/// In every calendar, each solemnity is kept exactly once a year from 2020 to 2040 (moved when
+/// impeded, never lost), and some entry of the calendar's own meets a higher day in those years
+/// and says what became of it.
+#[test]
+fn every_calendar_keeps_each_solemnity_once_and_explains_what_it_moves() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/calendars");
+    for id in calendar_ids().skip(1) {
+        let text = std::fs::read_to_string(dir.join(format!("{id}.txt"))).unwrap();
+        let own: Vec<(&str, bool)> = text
+            .lines()
+            .filter(|l| !l.starts_with(['#', '@']) && !l.is_empty())
+            .map(|l| {
+                let fields: Vec<&str> = l.split('|').collect();
+                (fields[1], fields[2].ends_with("solemnity"))
+            })
+            .collect();
+        let calendar = calendar(id);
+        let mut explained = 0;
+        for year in 2020..=2040 {
+            let days = calendar.year(year).unwrap();
+            for (entry, solemnity) in &own {
+                let kept = days.iter().filter(|d| d.celebration.id == *entry).count();
+                if *solemnity {
+                    assert_eq!(kept, 1, "{id} {year}: {entry} kept {kept} times");
+                }
+                explained += days
+                    .iter()
+                    .flat_map(|d| &d.sanctorale)
+                    .filter(|s| s.celebration.id == *entry && !s.celebrated)
+                    .filter(|s| s.reason.as_deref().is_some_and(|r| !r.is_empty()))
+                    .count();
+            }
+        }
+        assert!(
+            explained > 0,
+            "{id}: none of its entries ever meets a higher day"
+        );
+    }
 }
