@@ -10,11 +10,12 @@ use async_trait::async_trait;
 use chrono::Datelike;
 use liturgy::bible::Bible;
 use liturgy::citation::Citation;
-use liturgy::lectionary::{Lectionary, Mass, Reading};
+use liturgy::lectionary::{Lectionary, Mass, Reading, ReadingKind};
 use liturgy::{Celebration, LiturgicalDay, Rank};
 use serde_json::{Map, Value, json};
 
 use crate::calendar::CalendarSource;
+use crate::phrases::{Sentences, sentences};
 use crate::{LiturgySettings, Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
 
 /// The command an operator runs to install the Bible text; quoted in answers without it.
@@ -61,6 +62,17 @@ impl LiturgicalReadings {
     /// The readings of a liturgical day, as the artifact's text and data. `epiphany_on_sunday`
     /// is the option the day was computed with (it decides how the days after Epiphany read).
     pub fn readings_for(&self, day: &LiturgicalDay, epiphany_on_sunday: bool) -> SkillOutput {
+        self.readings_in(day, epiphany_on_sunday, "en")
+    }
+
+    /// [`Self::readings_for`] with the text's labels and sentences in `language`.
+    fn readings_in(
+        &self,
+        day: &LiturgicalDay,
+        epiphany_on_sunday: bool,
+        language: &str,
+    ) -> SkillOutput {
+        let words = sentences(language);
         let lookup = Lookup {
             day,
             epiphany_on_sunday,
@@ -113,7 +125,7 @@ impl LiturgicalReadings {
 
         SkillOutput {
             artifact_name: catalog::LITURGICAL_READINGS.id,
-            text: self.render(day, &masses, note.as_deref(), &optional),
+            text: self.render(day, &masses, note.as_deref(), &optional, words),
             data,
         }
     }
@@ -150,7 +162,11 @@ impl LiturgicalReadings {
     /// The readings of the day a request resolved to, in its language and with its calendar.
     fn answer(&self, resolved: &crate::calendar::ResolvedDay<'_>) -> SkillOutput {
         let day = &resolved.day;
-        let mut output = self.readings_for(day, resolved.calendar.options().epiphany_on_sunday);
+        let mut output = self.readings_in(
+            day,
+            resolved.calendar.options().epiphany_on_sunday,
+            resolved.language,
+        );
         resolved.describe(&mut output.data);
         if let Some(Value::Object(celebration)) = output.data.get_mut("celebration") {
             celebration.insert(
@@ -286,6 +302,7 @@ impl LiturgicalReadings {
         masses: &[Mass],
         note: Option<&str>,
         optional: &[(&Celebration, Vec<Mass>)],
+        words: &Sentences,
     ) -> String {
         let mut out = String::new();
         let celebration = &day.celebration;
@@ -310,10 +327,10 @@ impl LiturgicalReadings {
             out.push_str(&format!("\n{note}\n"));
         }
         if masses.is_empty() {
-            out.push_str("\nNo readings are recorded for this day.\n");
+            out.push_str(&format!("\n{}\n", words.no_readings));
         }
         for mass in masses {
-            self.render_mass(&mut out, mass, masses.len() > 1);
+            self.render_mass(&mut out, mass, masses.len() > 1, words);
         }
         let with_proper: Vec<_> = optional.iter().filter(|(_, m)| !m.is_empty()).collect();
         let without: Vec<&str> = optional
@@ -323,18 +340,22 @@ impl LiturgicalReadings {
             .collect();
         for (memorial, masses) in &with_proper {
             out.push_str(&format!(
-                "\nOptional: {} ({}), proper readings:\n",
+                "\n{}: {} ({}), {}:\n",
+                words.optional,
                 memorial.name,
-                human(memorial.rank.as_str())
+                human(memorial.rank.as_str()),
+                words.proper_readings
             ));
             for mass in masses {
-                self.render_mass(&mut out, mass, masses.len() > 1);
+                self.render_mass(&mut out, mass, masses.len() > 1, words);
             }
         }
         if !without.is_empty() {
             out.push_str(&format!(
-                "\nOptional: {} (the readings of the day, or of the Commons).\n",
-                without.join("; ")
+                "\n{}: {} ({}).\n",
+                words.optional,
+                without.join("; "),
+                words.day_or_commons
             ));
         }
         match &self.bible {
@@ -351,13 +372,17 @@ impl LiturgicalReadings {
         out
     }
 
-    fn render_mass(&self, out: &mut String, mass: &Mass, show_title: bool) {
+    fn render_mass(&self, out: &mut String, mass: &Mass, show_title: bool, words: &Sentences) {
         out.push('\n');
         if show_title || mass.name.is_some() {
             out.push_str(&format!("{}\n", mass_title(mass)));
         }
         for reading in &mass.readings {
-            out.push_str(&format!("{}: {}", reading.kind.label(), reading.citation));
+            out.push_str(&format!(
+                "{}: {}",
+                label(reading.kind, words),
+                reading.citation
+            ));
             if !reading.alternatives.is_empty() {
                 out.push_str(&format!(" (or {})", reading.alternatives.join("; or ")));
             }
@@ -366,6 +391,22 @@ impl LiturgicalReadings {
                 out.push_str(&format!("    {text}\n"));
             }
         }
+    }
+}
+
+/// A reading's label in the words of a language.
+fn label(kind: ReadingKind, words: &Sentences) -> String {
+    match kind {
+        ReadingKind::FirstReading => words.first_reading.into(),
+        ReadingKind::ResponsorialPsalm
+        | ReadingKind::VigilPsalm1
+        | ReadingKind::EpistlePsalm
+        | ReadingKind::VigilReading(_, true) => words.psalm.into(),
+        ReadingKind::VigilReading(n, false) => format!("{} {n}", words.reading),
+        ReadingKind::SecondReading => words.second_reading.into(),
+        ReadingKind::Epistle => words.epistle.into(),
+        ReadingKind::GospelAcclamation => words.acclamation.into(),
+        ReadingKind::Gospel => words.gospel.into(),
     }
 }
 
@@ -689,6 +730,12 @@ mod tests {
         assert_eq!(aparecida.data["readings_from"], "weekday_or_common");
         assert!(!masses(&aparecida).is_empty());
         assert!(aparecida.text.contains("Aparecida"), "{}", aparecida.text);
+        assert!(
+            aparecida.text.contains("\nEvangelho: "),
+            "{}",
+            aparecida.text
+        );
+        assert!(!aparecida.text.contains("Gospel"), "{}", aparecida.text);
         let immaculate = skill.run(ask(json!({"date": "2026-12-08"}))).await.unwrap();
         assert_eq!(immaculate.data["readings_from"], "proper");
         assert_eq!(immaculate.data["language"], "en");

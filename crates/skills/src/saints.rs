@@ -11,7 +11,7 @@ use liturgy::Celebration;
 use serde_json::{Map, Value, json};
 
 use crate::calendar::{CalendarSource, ResolvedDay};
-use crate::phrases::{Phrase, phrase};
+use crate::phrases::sentences;
 use crate::{LiturgySettings, Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
 
 /// The optional Martyrology names file in the data directory: UTF-8, one `MM-DD<TAB>name` a
@@ -157,13 +157,13 @@ fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, M
         if status.celebrated {
             lines.push(format!(
                 "{}: {}{reason}.",
-                phrase(words.language, Phrase::MayAlsoBeKept),
+                sentences(words.language).may_also_be_kept,
                 describe(&status.celebration, words)
             ));
         } else {
             lines.push(format!(
                 "{}: {}{reason}.",
-                phrase(words.language, Phrase::NotCelebratedThisYear),
+                sentences(words.language).not_celebrated,
                 describe(&status.celebration, words)
             ));
         }
@@ -180,7 +180,7 @@ fn render(words: &ResolvedDay<'_>, martyrology: Option<&[String]>) -> (String, M
         if !names.is_empty() {
             lines.push(format!(
                 "{}: {}.",
-                phrase(words.language, Phrase::RomanMartyrology),
+                sentences(words.language).martyrology,
                 names.join("; ")
             ));
         }
