@@ -1,6 +1,6 @@
-//! `saints_of_the_day`: the celebrations of a date in the General Roman Calendar, whether each
-//! is kept that year and why not, and the Roman Martyrology names when the operator installed
-//! them.
+//! `saints_of_the_day`: the celebrations of a date in the General Roman Calendar or a national
+//! one, whether each is kept that year and why not, and the Roman Martyrology names when the
+//! operator installed them.
 
 use std::collections::HashMap;
 use std::path::Path;
