@@ -19,6 +19,11 @@ pub const OPTION_FIELDS: [&str; 3] = [
     "corpus_christi_on_sunday",
 ];
 
+/// How many computed years a calendar other than the deployment's keeps: with seventeen
+/// calendars and eight combinations of options, requests could otherwise make the service hold
+/// over two thousand years of days; a year is recomputed in about a millisecond.
+const OTHER_CALENDAR_YEARS: usize = 2;
+
 /// One calendar per territory and combination of the three options, built on first use, so
 /// that per-request choices reuse the cached years instead of recomputing them.
 pub struct CalendarSource {
@@ -97,6 +102,11 @@ impl CalendarSource {
             return Some(calendar);
         }
         let calendar = Calendar::of(id, options).ok()?;
+        let calendar = if id == self.calendar {
+            calendar
+        } else {
+            calendar.with_cached_years(OTHER_CALENDAR_YEARS)
+        };
         Some(slot.get_or_init(|| calendar))
     }
 

@@ -242,6 +242,7 @@ pub struct Calendar {
     id: &'static str,
     proper: &'static proper::ProperCalendar,
     options: CalendarOptions,
+    cached_years: usize,
     years: Mutex<HashMap<i32, Arc<Vec<LiturgicalDay>>>>,
 }
 
@@ -267,8 +268,16 @@ impl Calendar {
             id: proper.lineage[0],
             proper,
             options,
+            cached_years: CACHED_YEARS,
             years: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The same calendar keeping at most `years` computed years (at least one), for a service
+    /// that holds many calendars and must bound the memory they take together.
+    pub fn with_cached_years(mut self, years: usize) -> Self {
+        self.cached_years = years.max(1);
+        self
     }
 
     /// The options a calendar's bishops' conference chose (all false for the General Roman
@@ -316,7 +325,7 @@ impl Calendar {
             &self.proper.entries,
         )?);
         let mut years = self.lock_years();
-        if years.len() >= CACHED_YEARS {
+        if years.len() >= self.cached_years {
             years.clear();
         }
         years.insert(year, Arc::clone(&days));
@@ -353,5 +362,26 @@ fn check_year(year: i32) -> Result<(), LiturgyError> {
         Ok(())
     } else {
         Err(LiturgyError::YearOutOfRange { year })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calendar_keeps_no_more_years_than_asked() {
+        let calendar = Calendar::of("poland", CalendarOptions::default())
+            .unwrap()
+            .with_cached_years(2);
+        for year in 2020..2030 {
+            calendar.year(year).unwrap();
+            assert!(calendar.lock_years().len() <= 2, "{year}");
+        }
+        let kept = Calendar::default();
+        for year in 2020..2030 {
+            kept.year(year).unwrap();
+        }
+        assert_eq!(kept.lock_years().len(), 10);
     }
 }
