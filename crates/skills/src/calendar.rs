@@ -116,13 +116,15 @@ impl CalendarSource {
             None | Some(Value::Null) => Ok(self.calendar),
             Some(value) => {
                 let asked = value.as_str().map(str::trim).unwrap_or_default();
-                calendar_ids().find(|id| *id == asked).ok_or_else(|| {
-                    SkillError::Failed(format!(
-                        "`calendar` must be one of {}; got {}",
-                        calendar_ids().collect::<Vec<_>>().join(", "),
-                        truncated(value)
-                    ))
-                })
+                calendar_ids()
+                    .find(|id| id.eq_ignore_ascii_case(asked))
+                    .ok_or_else(|| {
+                        SkillError::Failed(format!(
+                            "`calendar` must be one of {}; got {}",
+                            calendar_ids().collect::<Vec<_>>().join(", "),
+                            truncated(value)
+                        ))
+                    })
             }
         }
     }
@@ -485,7 +487,7 @@ mod tests {
     #[test]
     fn the_calendar_comes_from_data_then_deployment_with_its_options() {
         let source = source("UTC");
-        let poland = request("", json!({"date": "2027-05-03", "calendar": "poland"}));
+        let poland = request("", json!({"date": "2027-05-03", "calendar": " Poland"}));
         let resolved = source.resolve(&poland).unwrap();
         assert_eq!(resolved.day.celebration.id, "our_lady_queen_of_poland");
         assert_eq!(resolved.calendar.id(), "poland");
