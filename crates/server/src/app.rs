@@ -286,7 +286,7 @@ impl Application {
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
             settings.server.failed_auth_per_minute_per_ip,
-            settings.server.trust_forwarded_for,
+            !settings.server.trusted_proxies.is_empty(),
         ));
         let router = http::router(
             state,

@@ -75,9 +75,11 @@ pub struct ServerSettings {
     /// Failed authentications per minute per client address before it is refused with 429
     /// (0 turns this off).
     pub failed_auth_per_minute_per_ip: u32,
-    /// Take the client address from the first `X-Forwarded-For` hop (only behind a proxy that
-    /// sets it; otherwise clients could choose their address).
-    pub trust_forwarded_for: bool,
+    /// The proxies in front of the server, as comma-separated CIDRs, e.g.
+    /// `10.0.0.0/8,fd00::/8` (`A2A__SERVER__TRUSTED_PROXIES`). A request from one of them has
+    /// its client address read from `X-Forwarded-For`, walked from the right to the first
+    /// address that is not a trusted proxy; empty: the peer address is the client.
+    pub trusted_proxies: String,
     /// Seconds shutdown waits for requests in flight.
     pub shutdown_grace_secs: u64,
 }
@@ -95,7 +97,7 @@ impl Default for ServerSettings {
             body_read_timeout_secs: 15,
             max_header_bytes: 16 * 1024,
             failed_auth_per_minute_per_ip: 60,
-            trust_forwarded_for: false,
+            trusted_proxies: String::new(),
             shutdown_grace_secs: 30,
         }
     }
@@ -186,6 +188,9 @@ pub struct StoreSettings {
     pub memory_max_tasks: u64,
     /// Most earlier tasks of one context handed to a skill as conversation history.
     pub context_history_tasks: usize,
+    /// Largest stored task, as JSON bytes (`A2A__STORE__MAX_TASK_BYTES`): a continuation that
+    /// would grow a task past it is refused with `-32602`, and the stored task stays as it was.
+    pub max_task_bytes: usize,
     /// How long one Redis command (store and limiter connections, and connecting) may take
     /// before it is an error, in milliseconds (`A2A__STORE__REDIS_TIMEOUT_MS`): a stalled Redis
     /// becomes a quick `-32603` instead of a hung request.
@@ -201,6 +206,7 @@ impl Default for StoreSettings {
             task_ttl_secs: 24 * 60 * 60,
             memory_max_tasks: 1_000_000,
             context_history_tasks: 10,
+            max_task_bytes: 1024 * 1024,
             redis_timeout_ms: 2000,
         }
     }
@@ -259,6 +265,9 @@ pub struct LimitSettings {
     pub on_redis_error: LimitFailMode,
     /// How long a limiter call to Redis may take before it counts as a failure.
     pub redis_timeout_ms: u64,
+    /// Reads (`tasks/get`, `tasks/cancel`) per minute per user, whatever the plan
+    /// (`A2A__LIMITS__READS_PER_MINUTE`); one more is refused with 429 `-32003`, bucket `read`.
+    pub reads_per_minute: u32,
     /// Pro plan (`A2A__LIMITS__PRO__DEFAULT_PER_MINUTE`, …).
     pub pro: PlanLimits,
     /// Organization plan.
@@ -274,6 +283,7 @@ impl Default for LimitSettings {
             redis_url: None,
             on_redis_error: LimitFailMode::Local,
             redis_timeout_ms: 250,
+            reads_per_minute: 600,
             pro: PlanLimits::default(),
             organization: PlanLimits::default(),
             enterprise: PlanLimits {

@@ -4,6 +4,7 @@ mod abuse;
 mod auth;
 mod bad_input;
 mod conformance;
+mod edge;
 mod errors;
 mod faults;
 mod helpers;

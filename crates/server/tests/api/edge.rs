@@ -1,0 +1,451 @@
+//! The edge facing the internet: no client, with or without a token, can hold the server's
+//! connections or calls, lock other users out, make one call do unbounded work, or forge log
+//! lines. Each test plays the attacker over real sockets.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use magisterium_a2a::auth::{Plan, mint_hs256};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::helpers::{SECRET, TestApp, call, send_body, spawn_app, test_settings, uuid};
+
+fn addr(app: &TestApp) -> String {
+    app.base.trim_start_matches("http://").to_string()
+}
+
+/// Waits until the peer closes the socket; `false` if it is still open after `limit`.
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut chunk = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Reads the status line of the first response, if one arrives within `limit`.
+async fn status_within(stream: &mut TcpStream, limit: Duration) -> Option<String> {
+    let mut buffer = Vec::new();
+    let deadline = Instant::now() + limit;
+    let mut chunk = [0u8; 4096];
+    while !buffer.windows(2).any(|w| w == b"\r\n") {
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return None,
+            Ok(Ok(n)) => buffer.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&buffer);
+    text.lines().next().map(str::to_owned)
+}
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// An empty HTTP/2 SETTINGS frame: with the preface, an established HTTP/2 connection that
+/// never sends a request.
+const H2_EMPTY_SETTINGS: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0];
+
+#[tokio::test]
+async fn connections_that_never_send_a_request_head_are_closed_at_the_header_deadline() {
+    let app = spawn_app(|s| {
+        s.server.max_connections = 6;
+        s.server.header_read_timeout_secs = 1;
+    })
+    .await;
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        silent.push(TcpStream::connect(addr(&app)).await.unwrap());
+    }
+    // Fewer bytes than the protocol detection reads.
+    let mut partial = TcpStream::connect(addr(&app)).await.unwrap();
+    partial.write_all(b"PRI * HT").await.unwrap();
+    silent.push(partial);
+    // HTTP/2 without TLS: the preface alone, then the preface and a SETTINGS frame.
+    let mut preface = TcpStream::connect(addr(&app)).await.unwrap();
+    preface.write_all(H2_PREFACE).await.unwrap();
+    silent.push(preface);
+    let mut settled = TcpStream::connect(addr(&app)).await.unwrap();
+    settled.write_all(H2_PREFACE).await.unwrap();
+    settled.write_all(H2_EMPTY_SETTINGS).await.unwrap();
+    silent.push(settled);
+
+    let started = Instant::now();
+    let health = tokio::time::timeout(
+        Duration::from_secs(4),
+        app.client.get(format!("{}/healthz", app.base)).send(),
+    )
+    .await;
+    assert_eq!(
+        health
+            .expect("every slot is freed once the header deadline passes")
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    for (index, stream) in silent.iter_mut().enumerate() {
+        assert!(
+            closed_within(stream, Duration::from_secs(3)).await,
+            "connection {index} is closed at the header deadline"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
+
+#[tokio::test]
+async fn a_request_without_a_valid_token_is_answered_401_without_waiting_for_its_body() {
+    let app = spawn_app(|s| s.server.body_read_timeout_secs = 10).await;
+    for authorization in ["", "Authorization: Bearer forged.token.value\r\n"] {
+        let mut stream = TcpStream::connect(addr(&app)).await.unwrap();
+        let head = format!(
+            "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\n{authorization}Content-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let started = Instant::now();
+        let status = status_within(&mut stream, Duration::from_secs(3)).await;
+        assert_eq!(
+            status.as_deref(),
+            Some("HTTP/1.1 401 Unauthorized"),
+            "{authorization:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}
+
+#[tokio::test]
+async fn a_trickled_body_is_cut_at_the_whole_body_deadline() {
+    let app = spawn_app(|s| s.server.body_read_timeout_secs = 2).await;
+    let token = app.token("trickle", Plan::Pro);
+    let mut stream = TcpStream::connect(addr(&app)).await.unwrap();
+    let head = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..40 {
+            if writer.write_all(b" ").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(8), async {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match reader.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    answer.extend_from_slice(&chunk[..n]);
+                    if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    trickle.abort();
+    assert!(read.is_ok(), "a body trickled a byte at a time is cut off");
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(4),
+        "the deadline is for the whole body: {took:?}"
+    );
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+        "{answer}"
+    );
+}
+
+async fn tasks_get_from(app: &TestApp, token: &str, forwarded_for: &str) -> (u16, i64) {
+    let response = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("x-forwarded-for", forwarded_for)
+        .body(call("tasks/get", json!({"id": "nothing"})).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap();
+    (status, body["error"]["code"].as_i64().unwrap_or(0))
+}
+
+#[tokio::test]
+async fn a_verified_token_is_never_refused_by_the_failed_authentication_budget() {
+    let app = spawn_app(|s| s.server.failed_auth_per_minute_per_ip = 3).await;
+    for _ in 0..4 {
+        app.rpc(
+            Some("forged.token.value"),
+            &call("tasks/get", json!({"id": "x"})),
+        )
+        .await;
+    }
+    let blocked = app
+        .rpc(
+            Some("forged.token.value"),
+            &call("tasks/get", json!({"id": "x"})),
+        )
+        .await;
+    assert_eq!((blocked.status.as_u16(), blocked.code()), (429, -32003));
+    assert!(
+        blocked
+            .header("access-control-expose-headers")
+            .is_some_and(|h| h.contains("Retry-After") && h.contains("RateLimit-Policy")),
+        "the guard's refusals carry the CORS headers: {:?}",
+        blocked.headers
+    );
+    let honest = app.token("honest", Plan::Pro);
+    let reply = app.send(&honest, "test_echo", "same address").await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
+    // Without a token the budget still applies.
+    let anonymous = app.rpc(None, &call("tasks/get", json!({"id": "x"}))).await;
+    assert_eq!(anonymous.status.as_u16(), 429);
+}
+
+#[tokio::test]
+async fn the_client_address_is_the_rightmost_forwarded_hop_that_is_not_a_trusted_proxy() {
+    let app = spawn_app(|s| {
+        s.server.failed_auth_per_minute_per_ip = 2;
+        s.server.trusted_proxies = "127.0.0.0/8, 10.0.0.0/8".into();
+    })
+    .await;
+    let forged = "forged.token.value";
+    // The attacker (198.51.100.9, as the proxy 10.0.0.2 saw it) writes a victim's address, then
+    // a new one each time, in front of the header: neither is believed.
+    for i in 0..3 {
+        let hops = format!("203.0.113.5, 192.0.2.{i}, 198.51.100.9, 10.0.0.2");
+        let (status, _) = tasks_get_from(&app, forged, &hops).await;
+        assert_eq!(status, 401, "request {i}");
+    }
+    let (status, code) = tasks_get_from(&app, forged, "192.0.2.77, 198.51.100.9").await;
+    assert_eq!(
+        (status, code),
+        (429, -32003),
+        "the budget follows the real client"
+    );
+    let (status, _) = tasks_get_from(&app, forged, "203.0.113.5").await;
+    assert_eq!(status, 401, "the victim is not locked out");
+
+    // IPv6 clients are budgeted per /64.
+    for host in ["2001:db8::1", "2001:db8::2", "2001:db8::3"] {
+        tasks_get_from(&app, forged, host).await;
+    }
+    let (status, _) = tasks_get_from(&app, forged, "2001:db8::ffff").await;
+    assert_eq!(status, 429, "another address of the same /64");
+    let (status, _) = tasks_get_from(&app, forged, "2001:db8:0:1::1").await;
+    assert_eq!(status, 401, "another /64");
+}
+
+#[tokio::test]
+async fn an_untrusted_peer_cannot_choose_its_address() {
+    let app = spawn_app(|s| {
+        s.server.failed_auth_per_minute_per_ip = 2;
+        s.server.trusted_proxies = "10.0.0.0/8".into();
+    })
+    .await;
+    for i in 0..3 {
+        tasks_get_from(&app, "forged.token.value", &format!("192.0.2.{i}")).await;
+    }
+    let (status, _) = tasks_get_from(&app, "forged.token.value", "192.0.2.200").await;
+    assert_eq!(status, 429, "a peer that is not a trusted proxy is the client");
+}
+
+#[tokio::test]
+async fn a_limited_call_carries_the_rate_limit_headers() {
+    let app = spawn_app(|s| s.limits.pro.default_per_minute = 1).await;
+    let token = app.token("limited", Plan::Pro);
+    assert_eq!(
+        app.send(&token, "test_echo", "one").await.status.as_u16(),
+        200
+    );
+    let refused = app.send(&token, "test_echo", "two").await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (429, -32003));
+    assert_eq!(
+        refused.header("ratelimit-policy"),
+        Some("\"default\";q=1;w=60")
+    );
+    let current = refused.header("ratelimit").expect("RateLimit");
+    assert!(current.starts_with("\"default\";r=0;t="), "{current}");
+    let exposed = refused.header("access-control-expose-headers").unwrap();
+    for name in ["Retry-After", "RateLimit", "RateLimit-Policy", "WWW-Authenticate"] {
+        assert!(exposed.contains(name), "{exposed}");
+    }
+}
+
+#[tokio::test]
+async fn reads_have_a_budget_of_their_own() {
+    let app = spawn_app(|s| s.limits.reads_per_minute = 3).await;
+    let token = app.token("reader", Plan::Pro);
+    let task = app.send(&token, "test_echo", "to read").await;
+    let id = task.result()["id"].clone();
+    for _ in 0..3 {
+        let got = app
+            .rpc(Some(&token), &call("tasks/get", json!({"id": id})))
+            .await;
+        assert_eq!(got.status.as_u16(), 200, "{}", got.body);
+    }
+    let refused = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": id})))
+        .await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (429, -32003));
+    assert_eq!(refused.body["error"]["data"]["bucket"], "read");
+    assert!(refused.header("retry-after").is_some());
+    let cancel = app
+        .rpc(Some(&token), &call("tasks/cancel", json!({"id": id})))
+        .await;
+    assert_eq!(cancel.status.as_u16(), 429, "tasks/cancel reads too");
+    // Another user, and this user's sends, are not touched.
+    let other = app.token("other-reader", Plan::Pro);
+    let got = app
+        .rpc(Some(&other), &call("tasks/get", json!({"id": id})))
+        .await;
+    assert_eq!(got.code(), -32001);
+    assert_eq!(
+        app.send(&token, "test_echo", "still sending")
+            .await
+            .status
+            .as_u16(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn a_search_query_longer_than_the_cap_is_refused_naming_the_limit() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("searcher", Plan::Pro);
+    let long = "grace ".repeat(200);
+    for body in [
+        send_body("document_search", &long, &uuid()),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+            "kind": "message", "messageId": uuid(), "role": "user",
+            "parts": [{"kind": "data", "data": {"query": long}}],
+            "metadata": {"skillId": "document_search"}}}}),
+    ] {
+        let reply = app.rpc(Some(&token), &body).await;
+        assert_eq!(reply.code(), -32602, "{}", reply.body);
+        let message = reply.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("1024 characters"), "{message}");
+    }
+    let fine = app
+        .send(&token, "document_search", &"grace ".repeat(170))
+        .await;
+    assert_eq!(fine.result()["kind"], "task");
+}
+
+#[tokio::test]
+async fn a_continuation_past_the_stored_size_cap_is_refused_and_the_task_kept() {
+    let app = spawn_app(|s| s.store.max_task_bytes = 8 * 1024).await;
+    let token = app.token("talker", Plan::Enterprise);
+    let turn = "x".repeat(1000);
+    let first = app.send(&token, "test_echo", &turn).await;
+    let task_id = first.result()["id"].as_str().unwrap().to_string();
+    let mut turns = 1;
+    let refused = loop {
+        let mut body = send_body("test_echo", &turn, &uuid());
+        body["params"]["message"]["taskId"] = json!(task_id);
+        let reply = app.rpc(Some(&token), &body).await;
+        if reply.body.get("error").is_some() {
+            break reply;
+        }
+        turns += 1;
+        assert!(turns < 20, "the task grows without bound");
+    };
+    assert_eq!(refused.code(), -32602, "{}", refused.body);
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("8192 bytes"), "{message}");
+    let stored = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(
+        stored.result()["history"].as_array().unwrap().len(),
+        2 * turns,
+        "every turn stored before the refusal is kept"
+    );
+}
+
+#[tokio::test]
+async fn user_supplied_strings_cannot_forge_or_flood_log_lines() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("A2A__SERVER__BIND", "127.0.0.1:0")
+        .env("A2A__AUTH__HS256_SECRET", SECRET)
+        .env("A2A__DATA__DIR", data.path())
+        .env("A2A__LOG__LEVEL", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let url = listening
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches(',')
+        .to_string();
+    let settings = test_settings();
+    let token = mint_hs256(
+        &settings.auth,
+        SECRET,
+        "logger",
+        Plan::Pro,
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let forged = format!(
+        "x\nFORGED ERROR admin logged in\r\u{1b}[2J{}",
+        "y".repeat(10_000)
+    );
+    let client = crate::helpers::http_client();
+    for body in [
+        call(&forged, json!({})),
+        send_body(&forged, "hi", &uuid()),
+    ] {
+        let reply = client
+            .post(&url)
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status().as_u16(), 200);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    child.start_kill().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    child.wait().await.unwrap();
+    assert!(stderr.contains("refused"), "{stderr}");
+    for line in stderr.lines() {
+        let start: String = line.chars().take(120).collect();
+        assert!(!line.starts_with("FORGED"), "a forged log line: {start}");
+        assert!(!line.contains('\u{1b}'), "a raw escape: {start}");
+        assert!(line.len() < 1200, "a flooded log line: {} bytes", line.len());
+    }
+}
