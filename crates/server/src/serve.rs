@@ -1,9 +1,11 @@
 //! The accept loop: hyper with limits a server facing the internet needs and `axum::serve`
-//! does not expose — a cap on open connections, a deadline for request headers (slow-loris),
-//! a bound on header size — and a graceful shutdown that finishes requests in flight.
+//! does not expose — a cap on open connections, a deadline on every connection that is not
+//! serving a request (slow-loris, silent sockets, HTTP/2 prefaces that never ask anything), a
+//! bound on header size — and a graceful shutdown that finishes requests in flight.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,9 +15,9 @@ use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+use tokio::time::Instant;
 use tower::ServiceExt;
 
 /// Connection-level limits.
@@ -23,12 +25,65 @@ use tower::ServiceExt;
 pub struct ConnectionLimits {
     /// Open connections at most; further clients wait in the listen backlog.
     pub max_connections: usize,
-    /// A client must send its request headers within this time, or the connection closes.
+    /// A connection with no request in progress is closed once this time passes without a
+    /// complete request head: before its first request (whatever it sent, HTTP/1 or HTTP/2),
+    /// and between requests (keep-alive idle).
     pub header_read_timeout: Duration,
     /// Largest request head (line and headers) accepted; larger gets 431.
     pub max_header_bytes: usize,
     /// How long shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
+}
+
+/// What one connection is doing: requests in progress, and when it last started or finished
+/// one (milliseconds since the connection opened). Shared by the connection's service, which
+/// records requests, and the task that closes the connection once it has been idle too long.
+struct Activity {
+    opened: Instant,
+    in_progress: AtomicUsize,
+    last_change_ms: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Activity {
+            opened: Instant::now(),
+            in_progress: AtomicUsize::new(0),
+            last_change_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let elapsed = self.opened.elapsed().as_millis();
+        self.last_change_ms
+            .store(u64::try_from(elapsed).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// A request head arrived; the returned token ends the request when dropped (also when
+    /// the response future is dropped because the peer went away).
+    fn begin(self: &Arc<Self>) -> InProgress {
+        self.in_progress.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+        InProgress(Arc::clone(self))
+    }
+
+    /// When the connection's idle deadline falls, or `None` while a request is in progress.
+    fn idle_deadline(&self, timeout: Duration) -> Option<Instant> {
+        if self.in_progress.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let last = Duration::from_millis(self.last_change_ms.load(Ordering::Relaxed));
+        Some(self.opened + last + timeout)
+    }
+}
+
+struct InProgress(Arc<Activity>);
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_progress.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops accepting and waits (up
@@ -39,14 +94,10 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let graceful = GracefulShutdown::new();
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_header_bytes.max(8192));
+    let max_connections = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let (stop, stopping) = watch::channel(false);
+    let builder = connection_builder(&limits);
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -68,30 +119,108 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request
-                .extensions_mut()
-                .insert(ConnectInfo::<SocketAddr>(peer));
-            router.clone().oneshot(request.map(Body::new))
-        });
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let watched = graceful.watch(connection);
+        let connection = serve_connection(
+            &builder,
+            stream,
+            peer,
+            router.clone(),
+            limits.header_read_timeout,
+            stopping.clone(),
+        );
         tokio::spawn(async move {
-            if let Err(error) = watched.await {
-                tracing::debug!(%error, %peer, "connection ended with an error");
-            }
+            connection.await;
             drop(permit);
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+    let _ = stop.send(true);
+    let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(limits.shutdown_grace, slots.acquire_many(all))
         .await
         .is_err()
     {
         tracing::warn!("shutdown grace period over: closing the connections still open");
     }
     Ok(())
+}
+
+/// HTTP/1 and HTTP/2 (by prior knowledge, `h2c`) on one port. HTTP/2 pings a peer whose
+/// requests are in progress, and drops it when the ping goes unanswered.
+fn connection_builder(limits: &ConnectionLimits) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_header_bytes.max(8192));
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.header_read_timeout)
+        .keep_alive_timeout(limits.header_read_timeout)
+        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX));
+    builder
+}
+
+/// Serves one connection until it ends, closing it gracefully when the server stops or when
+/// it has had no request in progress for `idle_timeout`, and at once if it has not closed
+/// within another `idle_timeout` after that.
+fn serve_connection(
+    builder: &auto::Builder<TokioExecutor>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    idle_timeout: Duration,
+    mut stopping: watch::Receiver<bool>,
+) -> impl Future<Output = ()> + Send + 'static {
+    let activity = Arc::new(Activity::new());
+    let watched = Arc::clone(&activity);
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let in_progress = watched.begin();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo::<SocketAddr>(peer));
+        let response = router.clone().oneshot(request.map(Body::new));
+        async move {
+            let response = response.await;
+            drop(in_progress);
+            response
+        }
+    });
+    let connection = builder
+        .serve_connection_with_upgrades(TokioIo::new(stream), service)
+        .into_owned();
+    async move {
+        tokio::pin!(connection);
+        let check = tokio::time::sleep(idle_timeout);
+        tokio::pin!(check);
+        let mut closing = false;
+        loop {
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, %peer, "connection ended with an error");
+                    }
+                    return;
+                }
+                _ = stopping.changed(), if !closing => {
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+                () = &mut check => match activity.idle_deadline(idle_timeout) {
+                    Some(deadline) if deadline <= Instant::now() => {
+                        if closing {
+                            tracing::debug!(%peer, "idle connection did not close: dropped");
+                            return;
+                        }
+                        closing = true;
+                        connection.as_mut().graceful_shutdown();
+                        check.as_mut().reset(Instant::now() + idle_timeout);
+                    }
+                    Some(deadline) => check.as_mut().reset(deadline),
+                    None => check.as_mut().reset(Instant::now() + idle_timeout),
+                },
+            }
+        }
+    }
 }
