@@ -260,6 +260,7 @@ impl Application {
             Arc::clone(&metrics),
             Duration::from_secs(settings.server.request_timeout_secs),
             settings.store.context_history_tasks,
+            settings.store.max_task_bytes,
         );
         let service = if settings.conformance.enabled {
             service.with_simulations()
@@ -281,12 +282,13 @@ impl Application {
             resource_metadata: Bytes::from(resource),
             challenge: http::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
+            body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             kit: kit.clone(),
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
             settings.server.failed_auth_per_minute_per_ip,
-            !settings.server.trusted_proxies.is_empty(),
+            settings.trusted_proxies()?,
         ));
         let router = http::router(
             state,

@@ -4,14 +4,15 @@
 //! Every value is checked at start, and a bad one stops the start with a message naming the key
 //! (and the environment variable that sets it), so a typo never becomes a surprise in production.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use skills::qa::LlmSettings;
-use skills::{LiturgySettings, SkillSettings};
+use skills::{Bucket, LiturgySettings, SkillSettings};
 
 use crate::auth::Plan;
 use crate::conformance::ConformanceSettings;
@@ -300,6 +301,17 @@ impl LimitSettings {
         self.redis_url.as_deref().or(store.redis_url.as_deref())
     }
 
+    /// Every bucket of a paid plan with its calls per minute; `None` for free.
+    pub fn buckets_for(&self, plan: Plan) -> Option<[(Bucket, u32); 3]> {
+        self.for_plan(plan).map(|limits| {
+            [
+                (Bucket::Default, limits.default_per_minute),
+                (Bucket::Expensive, limits.expensive_per_minute),
+                (Bucket::Read, self.reads_per_minute),
+            ]
+        })
+    }
+
     /// The limits of a paid plan; `None` for free.
     pub fn for_plan(&self, plan: Plan) -> Option<PlanLimits> {
         match plan {
@@ -473,6 +485,30 @@ impl Settings {
         }
     }
 
+    /// The trusted proxies, parsed: each entry a CIDR (`10.0.0.0/8`, `fd00::/8`) or a single
+    /// address.
+    pub fn trusted_proxies(&self) -> Result<Vec<IpNet>, ConfigError> {
+        self.server
+            .trusted_proxies
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| {
+                entry
+                    .parse::<IpNet>()
+                    .or_else(|_| entry.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| {
+                        ConfigError::invalid(
+                            "server.trusted_proxies",
+                            format!(
+                                "`{entry}` is not an address or a CIDR; write e.g. 10.0.0.0/8,192.168.1.10,fd00::/8"
+                            ),
+                        )
+                    })
+            })
+            .collect()
+    }
+
     /// The bind address, parsed.
     pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
         self.server.bind.parse().map_err(|_| {
@@ -489,6 +525,7 @@ impl Settings {
     /// Checks every value that serde could not.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bind = self.bind_addr()?;
+        self.trusted_proxies()?;
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
@@ -631,6 +668,18 @@ impl Settings {
             return Err(ConfigError::invalid(
                 "store.redis_timeout_ms",
                 "must be at least 1 (milliseconds)",
+            ));
+        }
+        if self.store.max_task_bytes < 4096 {
+            return Err(ConfigError::invalid(
+                "store.max_task_bytes",
+                "must be at least 4096 (bytes)",
+            ));
+        }
+        if self.limits.reads_per_minute == 0 {
+            return Err(ConfigError::invalid(
+                "limits.reads_per_minute",
+                "must be at least 1",
             ));
         }
         if self.store.memory_max_tasks == 0 {

@@ -198,6 +198,7 @@ impl SimulatedError {
             SimulatedError::RateLimited { retry_after_secs } => ApiError::RateLimited {
                 retry_after_secs,
                 bucket: "default",
+                limit: None,
             },
             SimulatedError::Internal => ApiError::Internal("simulated: internal_error".into()),
             SimulatedError::TaskNotFound => {

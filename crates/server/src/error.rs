@@ -51,8 +51,11 @@ pub enum ApiError {
     RateLimited {
         /// Whole seconds until a call will be allowed.
         retry_after_secs: u64,
-        /// `default` or `expensive`.
+        /// `default`, `expensive`, `read` or `unauthenticated`.
         bucket: &'static str,
+        /// Calls per minute of the bucket, for the `RateLimit` headers (`None`: not decided
+        /// by a limiter).
+        limit: Option<u32>,
     },
     /// A fault of the server; the detail is logged, never sent.
     #[error("internal error: {0}")]
@@ -118,6 +121,7 @@ impl ApiError {
             ApiError::RateLimited {
                 retry_after_secs,
                 bucket,
+                ..
             } => ErrorObject::new(code, self.to_string())
                 .with_data("retryAfter", *retry_after_secs)
                 .with_data("bucket", *bucket),
@@ -161,6 +165,7 @@ mod tests {
                 ApiError::RateLimited {
                     retry_after_secs: 3,
                     bucket: "default",
+                    limit: Some(15),
                 },
                 -32003,
                 429,

@@ -2,11 +2,15 @@
 //!
 //! - load shedding: at most `max_in_flight` calls run at once; one more is answered at once
 //!   with 503 and `-32603` ("busy, retry after 1 s") instead of queueing without bound;
-//! - a per-IP budget of failed authentications: an address that keeps sending bad tokens is
-//!   answered with 429 `-32003` (bucket `unauthenticated`) before any token work, so a flood of
-//!   invalid tokens costs almost nothing. Valid calls never spend this budget.
+//! - the client address: the peer, or, when the peer is a trusted proxy, the rightmost
+//!   `X-Forwarded-For` hop that is not a trusted proxy (as nginx's `real_ip_recursive`), so a
+//!   client cannot choose the address it is budgeted under;
+//! - a per-address budget of failed authentications (IPv6 per /64): once an address has spent
+//!   it, its requests whose token does not verify are answered 429 `-32003` (bucket
+//!   `unauthenticated`). A request whose token verifies is never refused by it, so clients
+//!   behind one proxy or NAT cannot lock each other out.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +24,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+use ipnet::IpNet;
 use moka::sync::Cache;
 use tokio::sync::Semaphore;
 
@@ -33,32 +38,46 @@ use crate::v1::{self, Wire};
 type IpLimiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
 
+const FORWARDED_FOR: &str = "x-forwarded-for";
+
+/// Set on a request whose client address has spent its failed-authentication budget: the
+/// handler answers 429 instead of 401 if the token does not verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetSpent {
+    /// Whole seconds until the address may fail again.
+    pub retry_after_secs: u64,
+    /// The budget, failed authentications per minute.
+    pub per_minute: u32,
+}
+
 /// The endpoint's guard rails.
 pub struct Guard {
     in_flight: Arc<Semaphore>,
     failures: Option<IpLimiter>,
+    failed_auth_per_minute: u32,
     blocked: Cache<IpAddr, Instant>,
-    trust_forwarded_for: bool,
+    trusted_proxies: Vec<IpNet>,
 }
 
 impl Guard {
     /// `max_in_flight` concurrent calls; `failed_auth_per_minute` failed authentications per
-    /// client address (0 turns the budget off); `trust_forwarded_for` reads the client address
-    /// from the first `X-Forwarded-For` hop (only behind a proxy that sets it).
+    /// client address (0 turns the budget off); `trusted_proxies`: the proxies whose
+    /// `X-Forwarded-For` is believed.
     pub fn new(
         max_in_flight: usize,
         failed_auth_per_minute: u32,
-        trust_forwarded_for: bool,
+        trusted_proxies: Vec<IpNet>,
     ) -> Self {
         Guard {
             in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
             failures: NonZeroU32::new(failed_auth_per_minute)
                 .map(|n| RateLimiter::keyed(Quota::per_minute(n)).with_middleware()),
+            failed_auth_per_minute,
             blocked: Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(Duration::from_secs(60))
                 .build(),
-            trust_forwarded_for,
+            trusted_proxies,
         }
     }
 
@@ -70,21 +89,34 @@ impl Guard {
         }
     }
 
-    fn client_ip(&self, request: &Request) -> Option<IpAddr> {
-        if self.trust_forwarded_for
-            && let Some(ip) = request
-                .headers()
-                .get("x-forwarded-for")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split(',').next())
-                .and_then(|v| v.trim().parse().ok())
-        {
-            return Some(ip);
+    fn is_trusted(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.trusted_proxies.iter().any(|net| net.contains(&ip))
+    }
+
+    /// The client's address: the peer, unless it is a trusted proxy; then `X-Forwarded-For`
+    /// walked from the right, skipping trusted proxies. A hop that is not an address stops the
+    /// walk at the last trusted one; a header of trusted proxies only gives its leftmost.
+    fn client_address(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        let mut client = peer;
+        if !self.is_trusted(client) {
+            return client;
         }
-        request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(addr)| addr.ip())
+        let values: Vec<&str> = headers
+            .get_all(FORWARDED_FOR)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        for hop in values.iter().rev().flat_map(|v| v.rsplit(',')) {
+            let Ok(ip) = hop.trim().parse::<IpAddr>() else {
+                return client;
+            };
+            client = ip;
+            if !self.is_trusted(ip) {
+                return client;
+            }
+        }
+        client
     }
 
     /// Charges one failed authentication to `ip`; blocks the address once its budget is spent.
@@ -92,38 +124,59 @@ impl Guard {
         let Some(failures) = &self.failures else {
             return;
         };
+        let key = budget_key(ip);
         // The failure that spends the last of the budget blocks the address, so the next
-        // request is refused before any token work.
-        let wait = match failures.check_key(&ip) {
+        // request whose token fails is refused.
+        let wait = match failures.check_key(&key) {
             Ok(snapshot) if snapshot.remaining_burst_capacity() == 0 => {
                 snapshot.quota().replenish_interval()
             }
             Ok(_) => return,
             Err(not_until) => not_until.wait_time_from(failures.clock().now()),
         };
-        self.blocked.insert(ip, Instant::now() + wait);
-        tracing::warn!(%ip, retry_after_secs = Decision::retry_after_secs(wait), "too many failed authentications: address blocked");
+        self.blocked.insert(key, Instant::now() + wait);
+        tracing::warn!(address = %key, retry_after_secs = Decision::retry_after_secs(wait), "too many failed authentications: address blocked");
     }
 
     /// How long `ip` stays blocked, if it is.
     fn blocked_for(&self, ip: IpAddr) -> Option<Duration> {
-        let until = self.blocked.get(&ip)?;
+        let until = self.blocked.get(&budget_key(ip))?;
         until.checked_duration_since(Instant::now())
     }
 }
 
-/// The middleware: applies to `POST` on the JSON-RPC endpoint only.
-pub async fn protect(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+/// The key an address is budgeted under: IPv4 as is, IPv6 by its /64 (one subscriber's
+/// prefix: a client holds billions of addresses within it).
+fn budget_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(Ipv6Addr::from(prefix))
+        }
+        v4 => v4,
+    }
+}
+
+/// The middleware: applies to `POST` on the JSON-RPC endpoint only. It sheds load, tells the
+/// handler when the client address has spent its failed-authentication budget, and charges a
+/// 401 to that budget.
+pub async fn protect(
+    State(guard): State<Arc<Guard>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     if request.uri().path() != RPC_PATH || request.method() != Method::POST {
         return next.run(request).await;
     }
-    let ip = guard.client_ip(&request);
-    if let Some(wait) = ip.and_then(|ip| guard.blocked_for(ip)) {
-        let error = ApiError::RateLimited {
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| guard.client_address(peer.ip(), request.headers()));
+    if let Some(wait) = client.and_then(|client| guard.blocked_for(client)) {
+        request.extensions_mut().insert(BudgetSpent {
             retry_after_secs: Decision::retry_after_secs(wait),
-            bucket: "unauthenticated",
-        };
-        return refusal(&error, request.headers());
+            per_minute: guard.failed_auth_per_minute,
+        });
     }
     let Ok(permit) = Arc::clone(&guard.in_flight).try_acquire_owned() else {
         return refusal(
@@ -136,9 +189,9 @@ pub async fn protect(State(guard): State<Arc<Guard>>, request: Request, next: Ne
     let response = next.run(request).await;
     drop(permit);
     if response.status() == StatusCode::UNAUTHORIZED
-        && let Some(ip) = ip
+        && let Some(client) = client
     {
-        guard.failed_auth(ip);
+        guard.failed_auth(client);
     }
     response
 }
@@ -158,10 +211,7 @@ fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     let mut response = (
         status,
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
-        ],
+        [(header::CONTENT_TYPE, "application/json")],
         Body::from(Bytes::from(bytes)),
     )
         .into_response();
@@ -177,26 +227,82 @@ fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
 mod tests {
     use super::*;
 
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
     #[test]
     fn failed_authentications_block_an_address_until_the_budget_refills() {
-        let guard = Guard::new(8, 3, false);
-        let ip: IpAddr = "192.0.2.7".parse().unwrap();
-        let other: IpAddr = "192.0.2.8".parse().unwrap();
+        let guard = Guard::new(8, 3, Vec::new());
+        let other = ip("192.0.2.8");
         for _ in 0..2 {
-            guard.failed_auth(ip);
-            assert!(guard.blocked_for(ip).is_none());
+            guard.failed_auth(ip("192.0.2.7"));
+            assert!(guard.blocked_for(ip("192.0.2.7")).is_none());
         }
-        guard.failed_auth(ip);
-        let wait = guard.blocked_for(ip).expect("blocked");
+        guard.failed_auth(ip("192.0.2.7"));
+        let wait = guard.blocked_for(ip("192.0.2.7")).expect("blocked");
         assert!(
             wait <= Duration::from_secs(20),
             "3 a minute frees one every 20 s: {wait:?}"
         );
         assert!(guard.blocked_for(other).is_none());
-        let off = Guard::new(8, 0, false);
+        let off = Guard::new(8, 0, Vec::new());
         for _ in 0..100 {
-            off.failed_auth(ip);
+            off.failed_auth(ip("192.0.2.7"));
         }
-        assert!(off.blocked_for(ip).is_none());
+        assert!(off.blocked_for(ip("192.0.2.7")).is_none());
+    }
+
+    #[test]
+    fn the_forwarded_walk_stops_at_the_first_untrusted_hop_from_the_right() {
+        let guard = Guard::new(8, 3, vec!["10.0.0.0/8".parse().unwrap()]);
+        let mut headers = HeaderMap::new();
+        headers.append(FORWARDED_FOR, HeaderValue::from_static("1.1.1.1, 2.2.2.2"));
+        headers.append(FORWARDED_FOR, HeaderValue::from_static("3.3.3.3, 10.1.1.1"));
+        assert_eq!(
+            guard.client_address(ip("10.0.0.1"), &headers),
+            ip("3.3.3.3")
+        );
+        assert_eq!(
+            guard.client_address(ip("192.0.2.1"), &headers),
+            ip("192.0.2.1"),
+            "an untrusted peer is the client whatever it forwards"
+        );
+        let mut garbage = HeaderMap::new();
+        garbage.insert(
+            FORWARDED_FOR,
+            HeaderValue::from_static("nonsense, 10.2.2.2"),
+        );
+        assert_eq!(
+            guard.client_address(ip("10.0.0.1"), &garbage),
+            ip("10.2.2.2")
+        );
+        let mut trusted_only = HeaderMap::new();
+        trusted_only.insert(
+            FORWARDED_FOR,
+            HeaderValue::from_static("10.3.3.3, 10.2.2.2"),
+        );
+        assert_eq!(
+            guard.client_address(ip("10.0.0.1"), &trusted_only),
+            ip("10.3.3.3")
+        );
+        assert_eq!(
+            guard.client_address(ip("::ffff:10.0.0.1"), &headers),
+            ip("3.3.3.3"),
+            "an IPv4 proxy seen on an IPv6 socket is still trusted"
+        );
+    }
+
+    #[test]
+    fn ipv6_addresses_share_the_budget_of_their_64() {
+        assert_eq!(
+            budget_key(ip("2001:db8::1")),
+            budget_key(ip("2001:db8::ffff:1"))
+        );
+        assert_ne!(
+            budget_key(ip("2001:db8::1")),
+            budget_key(ip("2001:db8:0:1::1"))
+        );
+        assert_eq!(budget_key(ip("::ffff:192.0.2.1")), ip("192.0.2.1"));
     }
 }

@@ -2,26 +2,29 @@
 //! outcome to status, headers and a JSON-RPC body.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Extension, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::BodyExt;
+use hyper::body::{Frame, SizeHint};
 use serde_json::{Value, json};
 use tower::ServiceBuilder;
+use tower::util::MapRequestLayer;
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use a2a_types::jsonrpc::{self, BorrowedRequest, Id, Response as RpcResponse};
@@ -31,11 +34,12 @@ use crate::auth::{AuthError, Authenticator};
 use crate::config::Settings;
 use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
-use crate::guard::{self, Guard};
+use crate::guard::{self, BudgetSpent, Guard};
 use crate::limits::Decision;
 use crate::metrics::Metrics;
 use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply};
 use crate::store::TaskStore;
+use crate::telemetry::UserText;
 use crate::v1::{self, Wire};
 
 /// The JSON-RPC endpoint path.
@@ -62,17 +66,18 @@ pub struct AppState {
     pub challenge: String,
     /// Largest accepted body.
     pub max_body_bytes: usize,
+    /// How long a whole body may take to arrive (named in the refusal).
+    pub body_read_timeout: Duration,
     /// The client conformance kit, when enabled.
     pub kit: Option<Arc<Kit>>,
 }
 
-/// The layers that [`router`] puts around the routes, outermost first, besides its own: the
-/// server's protection (load shedding, the per-address refusal of failed tokens) and the body
-/// read deadline.
+/// The layers that [`router`] puts around the routes besides its own: the server's protection
+/// (load shedding, the per-address budget of failed tokens) and the body read deadline.
 pub struct OuterLayers {
     /// Load shedding and failed-authentication limits.
     pub guard: Arc<Guard>,
-    /// How long a request body may take to arrive.
+    /// How long a whole request body may take to arrive, from the end of its head.
     pub body_read_timeout: Duration,
 }
 
@@ -80,9 +85,10 @@ pub struct OuterLayers {
 ///
 /// The layers wrap the routes once, as one stack, rather than each route (`Router::layer`
 /// boxes every layer into every route, and each request then clones that nest of boxes:
-/// 34 clones and 43 allocations a call, measured with bench/profile). Every response, refusals
-/// and unknown paths included, allows any origin and exposes the headers a browser client
-/// needs to read.
+/// 34 clones and 43 allocations a call, measured with bench/profile). Every response, the
+/// guard's refusals and unknown paths included, allows any origin and exposes the headers a
+/// browser client needs to read. The body deadline is outermost, so every reader of a body is
+/// bound by it.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     let rpc = post(rpc_handler)
         .options(preflight)
@@ -104,10 +110,13 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         Some(kit) => routes.merge(conformance::routes(kit)),
         None => routes,
     };
+    let body_read_timeout = outer.body_read_timeout;
     let stack = ServiceBuilder::new()
+        .layer(MapRequestLayer::new(move |request: Request| {
+            request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
+        }))
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::observe)))
-        .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
-        .layer(RequestBodyTimeoutLayer::new(outer.body_read_timeout))
+        .map_response(|response: Response<_>| response.map(Body::new))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -127,6 +136,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
         ))
+        .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
         .service(routes);
     Router::new().fallback_service(stack)
 }
@@ -331,10 +341,71 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: Option<&'static str>) -> R
     response
 }
 
+/// A request body that must arrive whole before a deadline, set when the request is let in:
+/// a client that trickles its body a byte at a time is cut off all the same. The timer is
+/// armed only if the body is not already there.
+struct DeadlineBody {
+    inner: Body,
+    deadline: tokio::time::Instant,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    timeout: Duration,
+}
+
+impl DeadlineBody {
+    fn new(inner: Body, timeout: Duration) -> Self {
+        DeadlineBody {
+            inner,
+            deadline: tokio::time::Instant::now() + timeout,
+            timer: None,
+            timeout,
+        }
+    }
+}
+
+/// The error of a body that missed its deadline.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {} s", .0.as_secs())]
+struct BodyDeadlinePassed(Duration);
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let passed = Poll::Ready(Some(Err(BodyDeadlinePassed(self.timeout).into())));
+        if tokio::time::Instant::now() >= self.deadline {
+            return passed;
+        }
+        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
+            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        }
+        let deadline = self.deadline;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => passed,
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// Why a body could not be read.
 #[derive(Debug, Clone, Copy)]
 enum BodyFault {
     TooLarge,
+    TooSlow,
     Broken,
 }
 
@@ -349,7 +420,16 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyFault::TooLarge),
-        Err(_) => Err(BodyFault::Broken),
+        Err(e) => {
+            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*e);
+            while let Some(error) = cause {
+                if error.is::<BodyDeadlinePassed>() {
+                    return Err(BodyFault::TooSlow);
+                }
+                cause = error.source();
+            }
+            Err(BodyFault::Broken)
+        }
     }
 }
 
@@ -429,16 +509,56 @@ struct Call<'a> {
     params: Params<'a>,
 }
 
+/// Answers a call. The token and the plan are checked from the headers alone, before the body
+/// is read, so a request without a valid token is answered at once (with `id` null) and never
+/// holds a slot while its body arrives.
 async fn rpc_handler(
     State(state): State<Arc<AppState>>,
-    request_id: Option<axum::Extension<RequestId>>,
+    request_id: Option<Extension<RequestId>>,
+    budget_spent: Option<Extension<BudgetSpent>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let started = Instant::now();
     let request_id = request_id
-        .and_then(|axum::Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
+        .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
         .unwrap_or_else(|| "-".into());
+    let header_wire = Wire::select(version_header(&headers), None);
+    let refuse_unread = |error: ApiError| {
+        finish(
+            &state,
+            "-",
+            None,
+            Err(error),
+            &request_id,
+            started,
+            &header_wire,
+        )
+    };
+    let principal = match state
+        .authenticator
+        .authenticate(
+            headers
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        )
+        .await
+    {
+        Ok(principal) => principal,
+        Err(error) => {
+            return refuse_unread(match budget_spent {
+                Some(Extension(spent)) => ApiError::RateLimited {
+                    retry_after_secs: spent.retry_after_secs,
+                    bucket: "unauthenticated",
+                    limit: Some(spent.per_minute),
+                },
+                None => ApiError::Unauthorized(error),
+            });
+        }
+    };
+    if !principal.plan.allows_a2a() {
+        return refuse_unread(ApiError::PlanRequired);
+    }
     let read = read_body(body, &headers, state.max_body_bytes).await;
     let body = ParsedBody::of(&read);
     let (id_hint, method_hint) = body.hints();
@@ -467,23 +587,6 @@ async fn rpc_handler(
         None => {}
     }
 
-    let principal = match state
-        .authenticator
-        .authenticate(
-            headers
-                .get(header::AUTHORIZATION)
-                .map(HeaderValue::as_bytes),
-        )
-        .await
-    {
-        Ok(principal) => principal,
-        Err(error) => {
-            return refuse("-", id_hint, ApiError::Unauthorized(error));
-        }
-    };
-    if !principal.plan.allows_a2a() {
-        return refuse("-", id_hint, ApiError::PlanRequired);
-    }
     if !is_json(&headers) {
         let error = ApiError::InvalidRequest {
             message: "Invalid request: Content-Type must be application/json".into(),
@@ -524,6 +627,16 @@ async fn rpc_handler(
             };
             return refuse("-", None, error);
         }
+        ParsedBody::Unread(BodyFault::TooSlow) => {
+            let error = ApiError::InvalidRequest {
+                message: format!(
+                    "Invalid request: the body did not arrive within {} seconds",
+                    state.body_read_timeout.as_secs()
+                ),
+                status: StatusCode::REQUEST_TIMEOUT,
+            };
+            return refuse("-", None, error);
+        }
         ParsedBody::Unread(BodyFault::Broken) => {
             let error = ApiError::InvalidRequest {
                 message: "Invalid request: the body could not be read".into(),
@@ -532,7 +645,7 @@ async fn rpc_handler(
             return refuse("-", None, error);
         }
     };
-    tracing::debug!(method = %request.method, user = %principal.sub, plan = principal.plan.as_str(), "call");
+    tracing::debug!(method = %UserText(&request.method), user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let mut request = request;
     if fail_skill {
         let mut params = request.params.into_tree();
@@ -621,9 +734,11 @@ fn error_response(
 ) -> Response {
     match error {
         ApiError::Internal(detail) => {
-            tracing::error!(request_id, detail = %detail, "internal error")
+            tracing::error!(request_id, detail = %UserText(detail), "internal error")
         }
-        other => tracing::info!(code = other.code().code(), "refused: {other}"),
+        other => {
+            tracing::info!(code = other.code().code(), reason = %UserText(&other.to_string()), "refused")
+        }
     }
     let mut response = if wire.is_v1() {
         let mapped = v1::error(error, request_id);
@@ -642,6 +757,18 @@ fn error_response(
     }
     if let Some(secs) = error.retry_after_secs() {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if let ApiError::RateLimited {
+        retry_after_secs,
+        bucket,
+        limit: Some(limit),
+    } = error
+    {
+        let refused = Decision::Limited {
+            limit: *limit,
+            retry_after: Duration::from_secs(*retry_after_secs),
+        };
+        rate_headers(headers, refused, bucket);
     }
     response
 }

@@ -5,8 +5,8 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -55,8 +55,10 @@ impl Activity {
 
     fn touch(&self) {
         let elapsed = self.opened.elapsed().as_millis();
-        self.last_change_ms
-            .store(u64::try_from(elapsed).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.last_change_ms.store(
+            u64::try_from(elapsed).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
     }
 
     /// A request head arrived; the returned token ends the request when dropped (also when

@@ -76,8 +76,13 @@ pub struct A2aService {
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
     context_history_tasks: usize,
+    max_task_bytes: usize,
     simulations: bool,
 }
+
+/// Longest `messageId`, `taskId` and `contextId` accepted, in characters: they become store
+/// keys and log fields, and a UUID has 36.
+pub const MAX_ID_CHARS: usize = 256;
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
@@ -94,6 +99,7 @@ impl A2aService {
         metrics: Arc<Metrics>,
         skill_timeout: Duration,
         context_history_tasks: usize,
+        max_task_bytes: usize,
     ) -> Self {
         A2aService {
             skills,
@@ -102,6 +108,7 @@ impl A2aService {
             metrics,
             skill_timeout,
             context_history_tasks,
+            max_task_bytes,
             simulations: false,
         }
     }
@@ -132,6 +139,7 @@ impl A2aService {
             }
             "tasks/get" => {
                 let params: TaskQueryParams = parse_params(params)?;
+                self.charge(principal, Bucket::Read).await?;
                 let json = self.owned_task(&principal.owner, &params.id).await?;
                 let result = match params.history_length {
                     None => json,
@@ -145,12 +153,48 @@ impl A2aService {
             }
             "tasks/cancel" => {
                 let params: TaskIdParams = parse_params(params)?;
+                self.charge(principal, Bucket::Read).await?;
                 let task = decode_task(&self.owned_task(&principal.owner, &params.id).await?)?;
                 // Every stored task is terminal: skills run synchronously.
                 Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
             }
             other => Err(ApiError::MethodNotFound(other.to_string())),
         }
+    }
+
+    /// Charges one call of the caller to `bucket`, or refuses it (429 `-32003`).
+    async fn charge(&self, principal: &Principal, bucket: Bucket) -> Result<Decision, ApiError> {
+        let decision = self
+            .limiter
+            .check(&principal.owner, principal.plan, bucket)
+            .await;
+        match decision {
+            Decision::Limited { retry_after, limit } => {
+                self.metrics
+                    .rate_limited(principal.plan.as_str(), bucket.as_str());
+                Err(ApiError::RateLimited {
+                    retry_after_secs: Decision::retry_after_secs(retry_after),
+                    bucket: bucket.as_str(),
+                    limit: Some(limit),
+                })
+            }
+            Decision::Unavailable => Err(ApiError::Internal(
+                "the rate limiter is unavailable (fail mode closed)".into(),
+            )),
+            Decision::Allowed { .. } => Ok(decision),
+        }
+    }
+
+    /// Refuses a task that would be stored larger than the cap (`-32602`); what is stored
+    /// already stays as it was.
+    fn check_task_size(&self, bytes: usize) -> Result<(), ApiError> {
+        if bytes <= self.max_task_bytes {
+            return Ok(());
+        }
+        Err(ApiError::InvalidParams(format!(
+            "the task would be {bytes} bytes stored, over the limit of {} bytes; send a shorter message, or start a new task in the same conversation (contextId without taskId)",
+            self.max_task_bytes
+        )))
     }
 
     async fn owned_task(&self, owner: &Owner, id: &str) -> Result<Bytes, ApiError> {
@@ -169,7 +213,10 @@ impl A2aService {
         validate_user_message(&message)?;
         let skill = self.skill_for(&message)?;
         let owner = &principal.owner;
-        let fingerprint = fingerprint(&message)?;
+        let serialized =
+            serde_json::to_vec(&message).map_err(|e| ApiError::Internal(e.to_string()))?;
+        // A hash of the message as the server understood it (unknown fields dropped).
+        let fingerprint = hex::encode(&Sha256::digest(&serialized)[..16]);
 
         if let Some(record) = self.store.message(owner, &message.message_id).await? {
             return self
@@ -179,7 +226,11 @@ impl A2aService {
         }
 
         let continued = match &message.task_id {
-            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
+            Some(id) => {
+                let stored = self.owned_task(owner, id).await?;
+                self.check_task_size(stored.len() + serialized.len())?;
+                Some(decode_task(&stored)?)
+            }
             None => None,
         };
         if let (Some(task), Some(context_id)) = (&continued, &message.context_id)
@@ -192,23 +243,7 @@ impl A2aService {
         }
 
         let bucket = skill.info().bucket;
-        let decision = self.limiter.check(owner, principal.plan, bucket).await;
-        match decision {
-            Decision::Limited { retry_after, .. } => {
-                self.metrics
-                    .rate_limited(principal.plan.as_str(), bucket.as_str());
-                return Err(ApiError::RateLimited {
-                    retry_after_secs: Decision::retry_after_secs(retry_after),
-                    bucket: bucket.as_str(),
-                });
-            }
-            Decision::Unavailable => {
-                return Err(ApiError::Internal(
-                    "the rate limiter is unavailable (fail mode closed)".into(),
-                ));
-            }
-            Decision::Allowed { .. } => {}
-        }
+        let decision = self.charge(principal, bucket).await?;
 
         let context_id = continued
             .as_ref()
@@ -256,6 +291,7 @@ impl A2aService {
             .task(skill.info().id, task.status.state.as_str());
 
         let stored = StoredTask::of(&task)?;
+        self.check_task_size(stored.json.len())?;
         let record = MessageRecord {
             fingerprint,
             task_id: task.id,
@@ -327,6 +363,7 @@ impl A2aService {
                 Err(ApiError::Internal(format!("skill `{id}`: {detail}")))
             }
             Ok(Ok(Err(SkillError::Failed(reason)))) => Ok(Err(reason)),
+            Ok(Ok(Err(SkillError::InvalidInput(reason)))) => Err(ApiError::InvalidParams(reason)),
             Ok(Ok(Ok(output))) => Ok(Ok(output)),
         }
     }
@@ -367,6 +404,17 @@ fn validate_user_message(message: &Message) -> Result<(), ApiError> {
     if message.message_id.trim().is_empty() {
         return invalid("message.messageId must be a non-empty string");
     }
+    for (field, value) in [
+        ("messageId", Some(&message.message_id)),
+        ("taskId", message.task_id.as_ref()),
+        ("contextId", message.context_id.as_ref()),
+    ] {
+        if value.is_some_and(|id| id.chars().count() > MAX_ID_CHARS) {
+            return invalid(&format!(
+                "message.{field} is longer than the limit of {MAX_ID_CHARS} characters"
+            ));
+        }
+    }
     if message.parts.is_empty() {
         return invalid("message.parts must hold at least one text or data part");
     }
@@ -374,12 +422,6 @@ fn validate_user_message(message: &Message) -> Result<(), ApiError> {
         return invalid("file parts are not supported; send text or data parts");
     }
     Ok(())
-}
-
-/// A hash of the message as the server understood it (unknown fields dropped, keys sorted).
-fn fingerprint(message: &Message) -> Result<String, ApiError> {
-    let bytes = serde_json::to_vec(message).map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(hex::encode(&Sha256::digest(&bytes)[..16]))
 }
 
 fn merged_data(message: &Message) -> Map<String, Value> {

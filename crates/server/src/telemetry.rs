@@ -1,6 +1,7 @@
 //! Log setup: pretty lines in development, JSON in production, both on stderr (stdout carries
 //! only the one line that says where the server listens); `RUST_LOG` overrides the level.
 
+use std::fmt;
 use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
@@ -34,4 +35,45 @@ pub fn init(settings: &LogSettings) {
             .try_init(),
     };
     drop(result);
+}
+
+/// Longest user-supplied text written into one log field, in characters.
+pub const MAX_LOGGED_CHARS: usize = 128;
+
+/// A user-supplied string as a log field: at most [`MAX_LOGGED_CHARS`] characters (the rest
+/// counted, not written) and every control character escaped, so that no client can flood the
+/// logs or forge a line of its own.
+pub struct UserText<'a>(pub &'a str);
+
+impl fmt::Display for UserText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut chars = self.0.chars();
+        for c in chars.by_ref().take(MAX_LOGGED_CHARS) {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        let rest = chars.count();
+        if rest > 0 {
+            write!(f, "… ({rest} more characters)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_text_is_capped_and_escaped() {
+        let forged = format!("a\nFORGED\r\u{1b}[2J{}", "b".repeat(500));
+        let logged = UserText(&forged).to_string();
+        assert!(!logged.chars().any(char::is_control), "{logged}");
+        assert!(logged.starts_with("a\\nFORGED\\r\\u{1b}[2J"), "{logged}");
+        assert!(logged.ends_with("… (385 more characters)"), "{logged}");
+        assert_eq!(UserText("plain").to_string(), "plain");
+    }
 }

@@ -274,6 +274,7 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
         ApiError::RateLimited {
             retry_after_secs,
             bucket,
+            ..
         } => {
             metadata.insert("retryAfter".into(), Value::from(*retry_after_secs));
             metadata.insert("bucket".into(), Value::String((*bucket).into()));
@@ -443,6 +444,7 @@ mod tests {
                 ApiError::RateLimited {
                     retry_after_secs: 4,
                     bucket: "default",
+                    limit: None,
                 },
                 -32000,
                 "RATE_LIMITED",

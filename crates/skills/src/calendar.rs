@@ -10,7 +10,7 @@ use liturgy::names::{self, Names};
 use liturgy::{Calendar, CalendarOptions, LiturgicalDay, calendar_ids};
 use serde_json::Value;
 
-use crate::{LiturgySettings, SkillError, SkillRequest};
+use crate::{LiturgySettings, SkillError, SkillRequest, limits};
 
 /// The data-part fields a request may use to override the calendar's options.
 pub const OPTION_FIELDS: [&str; 3] = [
@@ -223,6 +223,7 @@ impl CalendarSource {
                         "No date was given. {ACCEPTED_FORMS}"
                     )));
                 }
+                limits::check("the date query", query, limits::MAX_DATE_QUERY_CHARS)?;
                 parse_date_query(query, self.today(request.now), calendar)
                     .map_err(|error| SkillError::Failed(error.to_string()))?
             }

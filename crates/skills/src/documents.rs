@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use corpus::{Corpus, CorpusError, Document, SearchFilters, SearchRequest};
 use serde_json::{Map, Value, json};
 
-use crate::{Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
+use crate::{
+    Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog, limits, on_blocking_pool,
+};
 
 /// Sections returned by one fetch when the caller gives no limit: enough for a chapter or an
 /// encyclical, small enough for an agent's context.
@@ -75,20 +77,29 @@ fn data_number(
     }
 }
 
-fn data_text(data: &Map<String, Value>, key: &str) -> Result<Option<String>, SkillError> {
+/// A string of the data part, trimmed, at most `limit` characters.
+fn data_text(
+    data: &Map<String, Value>,
+    key: &str,
+    limit: usize,
+) -> Result<Option<String>, SkillError> {
     match data.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
+        Some(Value::String(s)) => {
+            limits::check(&format!("`{key}`"), s.trim(), limit)?;
+            Ok(Some(s.trim().to_string()).filter(|s| !s.is_empty()))
+        }
         Some(other) => Err(failed(format!("`{key}` must be a string, not {other}."))),
     }
 }
 
 fn search_request(request: &SkillRequest) -> Result<SearchRequest, SkillError> {
     let data = &request.data;
-    let query = match data_text(data, "query")? {
+    let query = match data_text(data, "query", limits::MAX_QUERY_CHARS)? {
         Some(query) => query,
         None => request.text.trim().to_string(),
     };
+    limits::check("the document_search query", &query, limits::MAX_QUERY_CHARS)?;
     if query.is_empty() {
         return Err(failed(format!(
             "There is nothing to search for. {SEARCH_EXAMPLE}"
@@ -103,11 +114,11 @@ fn search_request(request: &SkillRequest) -> Result<SearchRequest, SkillError> {
         Some(Value::Object(filters)) => {
             let year = |key| data_number(filters, key, -9999..=9999).map(|y| y.map(|y| y as i32));
             SearchFilters {
-                doc_type: data_text(filters, "type")?,
-                author: data_text(filters, "author")?,
+                doc_type: data_text(filters, "type", limits::MAX_FILTER_CHARS)?,
+                author: data_text(filters, "author", limits::MAX_FILTER_CHARS)?,
                 year_from: year("year_from")?,
                 year_to: year("year_to")?,
-                language: data_text(filters, "language")?,
+                language: data_text(filters, "language", limits::MAX_FILTER_CHARS)?,
             }
         }
         Some(other) => {
@@ -137,7 +148,12 @@ impl Skill for DocumentSearch {
 
     async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError> {
         let search = search_request(&request)?;
-        let results = match self.corpus.search(&search) {
+        let (search, results) = on_blocking_pool(&self.corpus, move |corpus| {
+            let results = corpus.search(&search);
+            (search, results)
+        })
+        .await?;
+        let results = match results {
             Ok(results) => results,
             Err(CorpusError::NoSearchTerms) => {
                 return Err(failed(format!(
@@ -222,7 +238,7 @@ fn into_map(value: Value) -> Map<String, Value> {
 /// The id (and locus) the user asked for: the data `id`, else the first word of the text that
 /// looks like an id (`prefix:…`), else the whole text.
 fn requested_id(request: &SkillRequest) -> Result<(String, Option<String>), SkillError> {
-    let raw = match data_text(&request.data, "id")? {
+    let raw = match data_text(&request.data, "id", limits::MAX_ID_CHARS)? {
         Some(id) => id,
         None => {
             let text = request.text.trim();
@@ -235,6 +251,7 @@ fn requested_id(request: &SkillRequest) -> Result<(String, Option<String>), Skil
                 .to_string()
         }
     };
+    limits::check("the document id", &raw, limits::MAX_ID_CHARS)?;
     if raw.is_empty() {
         return Err(failed(format!("No document id was given. {FETCH_EXAMPLE}")));
     }
@@ -275,7 +292,7 @@ impl Skill for DocumentFetch {
 
     async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError> {
         let (id, locus) = requested_id(&request)?;
-        let locus = match data_text(&request.data, "locus")? {
+        let locus = match data_text(&request.data, "locus", limits::MAX_ID_CHARS)? {
             Some(locus) => Some(locus),
             None => locus,
         };
@@ -283,11 +300,14 @@ impl Skill for DocumentFetch {
             .map_or(DEFAULT_FETCH_LIMIT, |n| n as usize);
         let offset = data_number(&request.data, "offset", 0..=i64::from(u32::MAX))?
             .map_or(0, |n| n as usize);
-        let document = match self.corpus.document(&id) {
-            Ok(Some(document)) => document,
-            Ok(None) => return Err(unknown_document(&self.corpus, &id)),
-            Err(error) => return Err(internal(error)),
-        };
+        let wanted = id.clone();
+        let document =
+            on_blocking_pool(&self.corpus, move |corpus| match corpus.document(&wanted) {
+                Ok(Some(document)) => Ok(document),
+                Ok(None) => Err(unknown_document(corpus, &wanted)),
+                Err(error) => Err(internal(error)),
+            })
+            .await??;
         let total = document.sections.len();
         let (start, end, next_offset) = match &locus {
             Some(locus) => {

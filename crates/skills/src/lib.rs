@@ -6,6 +6,7 @@
 
 pub mod calendar;
 pub mod documents;
+pub mod limits;
 mod phrases;
 pub mod qa;
 pub mod readings;
@@ -27,6 +28,9 @@ pub enum Bucket {
     Default,
     /// Skills that run an LLM pipeline (`catholic_qa`).
     Expensive,
+    /// Reads of stored tasks (`tasks/get`, `tasks/cancel`), charged by the server: no skill
+    /// draws from it.
+    Read,
 }
 
 impl Bucket {
@@ -35,6 +39,7 @@ impl Bucket {
         match self {
             Bucket::Default => "default",
             Bucket::Expensive => "expensive",
+            Bucket::Read => "read",
         }
     }
 }
@@ -129,6 +134,10 @@ pub enum SkillError {
     /// is `failed` and this text is the agent's message, so it must help the user.
     #[error("{0}")]
     Failed(String),
+    /// The input is over one of the skill's limits (see [`limits`]): refused as invalid params
+    /// (`-32602`) naming the limit, and no task is stored.
+    #[error("{0}")]
+    InvalidInput(String),
     /// A fault of the server itself: answered as an internal error and logged, never shown.
     #[error("internal skill fault: {0}")]
     Internal(String),
@@ -218,4 +227,17 @@ pub mod catalog {
 
     /// The skill used when a message names none.
     pub const DEFAULT_SKILL_ID: &str = "catholic_qa";
+}
+
+/// Runs a CPU-heavy corpus step (a search, a "did you mean" over every id) on the blocking
+/// pool, so that no query holds an async worker while other requests wait. The server's
+/// request timeout still bounds the call: the answer does not wait past it.
+pub(crate) async fn on_blocking_pool<T: Send + 'static>(
+    corpus: &std::sync::Arc<corpus::Corpus>,
+    work: impl FnOnce(&corpus::Corpus) -> T + Send + 'static,
+) -> Result<T, SkillError> {
+    let corpus = std::sync::Arc::clone(corpus);
+    tokio::task::spawn_blocking(move || work(&corpus))
+        .await
+        .map_err(|e| SkillError::Internal(format!("corpus task: {e}")))
 }

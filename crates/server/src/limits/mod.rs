@@ -1,6 +1,7 @@
 //! Per-user rate limits, one bucket per (plan, skill bucket).
 //!
-//! Only `message/send` is charged. Both limiters implement the same GCRA: limits are "N per
+//! `message/send` is charged to its skill's bucket; `tasks/get` and `tasks/cancel` to the
+//! `read` bucket, one budget per user whatever the plan. Both limiters implement the same GCRA: limits are "N per
 //! minute" with a burst of N, so a user who waited a minute may send N calls at once, then one
 //! every 60/N seconds. [`LocalLimiter`] (`governor`) is exact within one process;
 //! [`RedisLimiter`] keeps the state in Redis so replicas share one limit per user.
@@ -77,13 +78,7 @@ impl LocalLimiter {
         let mut buckets = HashMap::new();
         let mut limits = HashMap::new();
         for plan in [Plan::Pro, Plan::Organization, Plan::Enterprise] {
-            let Some(plan_limits) = settings.for_plan(plan) else {
-                continue;
-            };
-            for (bucket, per_minute) in [
-                (Bucket::Default, plan_limits.default_per_minute),
-                (Bucket::Expensive, plan_limits.expensive_per_minute),
-            ] {
+            for (bucket, per_minute) in settings.buckets_for(plan).into_iter().flatten() {
                 let limiter = NonZeroU32::new(per_minute).map(|n| {
                     Arc::new(
                         Gcra::keyed(Quota::per_minute(n))
@@ -179,6 +174,20 @@ mod tests {
             Decision::Allowed { .. }
         ));
         assert_eq!(limiter.tracked_keys(), 3);
+        for _ in 0..600 {
+            assert!(matches!(
+                limiter
+                    .check(&Owner::of("alice"), Plan::Pro, Bucket::Read)
+                    .await,
+                Decision::Allowed { .. }
+            ));
+        }
+        assert!(matches!(
+            limiter
+                .check(&Owner::of("alice"), Plan::Pro, Bucket::Read)
+                .await,
+            Decision::Limited { limit: 600, .. }
+        ));
     }
 
     #[tokio::test]

@@ -37,9 +37,8 @@ impl RedisLimiter {
     ) -> Self {
         let mut limits = HashMap::new();
         for plan in [Plan::Pro, Plan::Organization, Plan::Enterprise] {
-            if let Some(plan_limits) = settings.for_plan(plan) {
-                limits.insert((plan, Bucket::Default), plan_limits.default_per_minute);
-                limits.insert((plan, Bucket::Expensive), plan_limits.expensive_per_minute);
+            for (bucket, per_minute) in settings.buckets_for(plan).into_iter().flatten() {
+                limits.insert((plan, bucket), per_minute);
             }
         }
         RedisLimiter {

@@ -309,15 +309,17 @@ async fn refusals_before_dispatch_use_1_0_statuses() {
         .to_string()
     };
 
-    let none = post(&app, None, None, send("a")).await;
+    // Refusals answered from the headers alone, before the body is read: the A2A-Version
+    // header chooses the wire (1.0 clients send it), and the id is null.
+    let none = post(&app, None, Some("1.0"), send("a")).await;
     assert_v1_error(&none, -32000, "UNAUTHORIZED", 401);
-    assert_eq!(none.body["id"], "a");
+    assert_eq!(none.body["id"], Value::Null);
     assert!(
         none.header("www-authenticate")
             .unwrap()
             .starts_with("Bearer")
     );
-    let bad = post(&app, Some("not-a-jwt"), None, send("b")).await;
+    let bad = post(&app, Some("not-a-jwt"), Some("1.0"), send("b")).await;
     assert_v1_error(&bad, -32000, "UNAUTHORIZED", 401);
     assert!(
         bad.header("www-authenticate")
@@ -326,7 +328,7 @@ async fn refusals_before_dispatch_use_1_0_statuses() {
     );
 
     let free = app.token("v1-free", Plan::Free);
-    let plan = post(&app, Some(&free), None, send("c")).await;
+    let plan = post(&app, Some(&free), Some("1.0"), send("c")).await;
     assert_v1_error(&plan, -32000, "PLAN_REQUIRED", 403);
 
     let pro = app.token("v1-limited", Plan::Pro);

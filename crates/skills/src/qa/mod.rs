@@ -29,14 +29,14 @@ pub use llm::LlmSettings;
 use self::extractive::{EXTRACTIVE_PASSAGES, extractive_answer, shorten};
 use self::llm::LlmClient;
 use self::prompt::{SOURCES_HEADING, TooLong};
-use crate::{Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog};
+use crate::{
+    Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog, limits, on_blocking_pool,
+};
 
 /// Citations an answer may carry when the caller does not say.
 pub const DEFAULT_MAX_CITATIONS: usize = 5;
 /// Most citations a caller may ask for: more passages than this drown a model's context.
 pub const MAX_CITATIONS: usize = 10;
-/// Longest question accepted, in characters.
-pub const MAX_QUESTION_CHARS: usize = 2000;
 /// Hits looked at before the relevance filter keeps the best few.
 const RETRIEVAL_DEPTH: usize = 20;
 /// Longest passage text given to the model or cited, in characters: one long section must not
@@ -117,26 +117,23 @@ impl CatholicQa {
     ) -> Result<Vec<Passage>, SkillError> {
         let query = retrieval::retrieval_query(question, &request.history);
         let stems = retrieval::topic_stems(&query);
-        let corpus = Arc::clone(&self.corpus);
         let search = SearchRequest {
             limit: RETRIEVAL_DEPTH,
             ..SearchRequest::new(query)
         };
-        let results = tokio::task::spawn_blocking(move || corpus.search(&search))
-            .await
-            .map_err(|e| SkillError::Internal(format!("corpus search task: {e}")))?;
-        let results = match results {
-            Ok(results) => results,
-            Err(CorpusError::NoSearchTerms) => {
-                return Err(SkillError::Failed(format!(
-                    "The question has no words to look up in the corpus. {EXAMPLE}"
-                )));
-            }
-            Err(CorpusError::InvalidRequest(message)) => {
-                return Err(SkillError::Failed(format!("{message}.")));
-            }
-            Err(other) => return Err(SkillError::Internal(other.to_string())),
-        };
+        let results =
+            match on_blocking_pool(&self.corpus, move |corpus| corpus.search(&search)).await? {
+                Ok(results) => results,
+                Err(CorpusError::NoSearchTerms) => {
+                    return Err(SkillError::Failed(format!(
+                        "The question has no words to look up in the corpus. {EXAMPLE}"
+                    )));
+                }
+                Err(CorpusError::InvalidRequest(message)) => {
+                    return Err(SkillError::Failed(format!("{message}.")));
+                }
+                Err(other) => return Err(SkillError::Internal(other.to_string())),
+            };
         Ok(results
             .hits
             .into_iter()
@@ -331,11 +328,11 @@ fn question(request: &SkillRequest) -> Result<String, SkillError> {
             "There is no question to answer. {EXAMPLE}"
         )));
     }
-    if question.chars().count() > MAX_QUESTION_CHARS {
-        return Err(SkillError::Failed(format!(
-            "The question is longer than {MAX_QUESTION_CHARS} characters; ask it more briefly."
-        )));
-    }
+    limits::check(
+        "the catholic_qa question",
+        &question,
+        limits::MAX_QUESTION_CHARS,
+    )?;
     Ok(question)
 }
 
