@@ -53,6 +53,10 @@ export A2A__LIMITS__BACKEND=redis
 export A2A__DATA__DIR=$WORK/data
 export A2A__LOG__FORMAT=json
 export A2A__LIMITS__ENTERPRISE__DEFAULT_PER_MINUTE=1000000
+# nginx connects to the replicas from 127.0.0.2 (proxy_bind) and is their one trusted proxy;
+# clients reach nginx from 127.0.0.1.
+export A2A__SERVER__TRUSTED_PROXIES=127.0.0.2
+export A2A__SERVER__FAILED_AUTH_PER_MINUTE_PER_IP=3
 
 PORTS=()
 REPLICA_PIDS=()
@@ -89,6 +93,8 @@ http {
     listen 127.0.0.1:$LB_PORT;
     location / {
       proxy_pass http://a2a;
+      proxy_bind 127.0.0.2;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
       proxy_next_upstream error timeout;
       proxy_next_upstream_tries 3;
     }
@@ -125,6 +131,20 @@ for n in $(seq 1 16); do
 done
 check "15 calls pass across three replicas" "$ok" 15
 check "the 16th is refused (429), not the 46th" "$limited" 1
+
+# 2b. The failed-auth budget through nginx: it follows the address nginx saw, whatever the
+# client writes in X-Forwarded-For, and never refuses a token that verifies. Each replica keeps
+# its own budget of 3: nine failures spend all three (round robin), the next three get 429.
+statuses=""
+for n in $(seq 1 12); do
+  status=$(curl -s -o /dev/null -w '%{http_code}' "$LB/api/v1/a2a" -H 'Authorization: Bearer forged.token.value' \
+    -H "X-Forwarded-For: 198.51.100.$n" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}')
+  statuses="$statuses $status"
+done
+check "spoofed X-Forwarded-For hops do not dodge the failed-auth budget" "$statuses" "$(printf ' 401%.0s' $(seq 1 9)) 429 429 429"
+T=$(token honest pro)
+honest=$(for n in 1 2 3; do rpc "$LB" "$T" "$(send_body "m-honest-$n")" | cut -d' ' -f1; done | tr '\n' ' ')
+check "a verified token from the blocked address is served by every replica" "$honest" "200 200 200 "
 
 # 3. SIGTERM one replica mid-load: no transport error, no lost task.
 T=$(token loader enterprise)
