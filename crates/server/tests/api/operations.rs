@@ -188,6 +188,22 @@ fn invalid_configuration_names_the_key() {
         ),
         (vec![("A2A__LITURGY__LANGUAGE", "tlh")], "liturgy.language"),
         (vec![("A2A__SERVER__UNKNOWN_KEY", "1")], "unknown_key"),
+        (
+            vec![("A2A__SERVER__TRUSTED_PROXIES", "10.0.0.0/8, 10.0.0.0/33")],
+            "server.trusted_proxies",
+        ),
+        (
+            vec![("A2A__SERVER__TRUST_FORWARDED_FOR", "true")],
+            "trust_forwarded_for",
+        ),
+        (
+            vec![("A2A__STORE__MAX_TASK_BYTES", "100")],
+            "store.max_task_bytes",
+        ),
+        (
+            vec![("A2A__LIMITS__READS_PER_MINUTE", "0")],
+            "limits.reads_per_minute",
+        ),
     ];
     for (env, key) in cases {
         let output = binary()
