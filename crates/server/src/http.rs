@@ -125,7 +125,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
                 .get::<RequestId>()
                 .and_then(|id| id.header_value().to_str().ok())
                 .unwrap_or("-");
-            tracing::info_span!("request", request_id, method = %request.method(), path = %request.uri().path())
+            tracing::info_span!("request", request_id, method = %UserText(request.method().as_str()), path = %UserText(request.uri().path()))
         }))
         .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
         .layer(SetResponseHeaderLayer::overriding(

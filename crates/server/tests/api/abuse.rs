@@ -193,6 +193,12 @@ async fn overload_is_shed_quickly() {
     );
     assert_eq!((shed.status.as_u16(), shed.code()), (503, -32603));
     assert_eq!(shed.header("retry-after"), Some("1"));
+    assert_eq!(shed.header("access-control-allow-origin"), Some("*"));
+    assert!(
+        shed.header("access-control-expose-headers")
+            .is_some_and(|h| h.contains("Retry-After")),
+        "a browser client can read why it was shed"
+    );
     for slow in [first, second] {
         let reply: serde_json::Value = slow.await.unwrap().json().await.unwrap();
         assert_eq!(
