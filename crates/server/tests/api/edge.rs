@@ -97,6 +97,36 @@ async fn connections_that_never_send_a_request_head_are_closed_at_the_header_dea
 }
 
 #[tokio::test]
+async fn an_http2_connection_idle_after_its_requests_is_closed() {
+    let app = spawn_app(|s| s.server.header_read_timeout_secs = 1).await;
+    let tcp = TcpStream::connect(addr(&app)).await.unwrap();
+    let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+    let connection = tokio::spawn(connection);
+    for _ in 0..2 {
+        let request = axum::http::Request::get(format!("{}/healthz", app.base))
+            .body(())
+            .unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 200);
+        let mut body = response.into_body();
+        while body.data().await.is_some() {}
+    }
+    let idle = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(4), connection).await;
+    assert!(
+        closed.is_ok(),
+        "the server closes an idle HTTP/2 connection"
+    );
+    assert!(
+        idle.elapsed() >= Duration::from_millis(900),
+        "not before the idle deadline: {:?}",
+        idle.elapsed()
+    );
+    drop(client);
+}
+
+#[tokio::test]
 async fn a_request_without_a_valid_token_is_answered_401_without_waiting_for_its_body() {
     let app = spawn_app(|s| s.server.body_read_timeout_secs = 10).await;
     for authorization in ["", "Authorization: Bearer forged.token.value\r\n"] {
