@@ -2,13 +2,11 @@
 //! outcome to status, headers and a JSON-RPC body.
 
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::{Body, Bytes};
 use axum::extract::{Extension, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
@@ -16,7 +14,6 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::BodyExt;
-use hyper::body::{Frame, SizeHint};
 use serde_json::{Value, json};
 use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
@@ -31,6 +28,7 @@ use a2a_types::jsonrpc::{self, BorrowedRequest, Id, Response as RpcResponse};
 use a2a_types::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
 
 use crate::auth::{AuthError, Authenticator};
+use crate::body_deadline::{self, DeadlineBody};
 use crate::config::Settings;
 use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
@@ -341,66 +339,6 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: Option<&'static str>) -> R
     response
 }
 
-/// A request body that must arrive whole before a deadline, set when the request is let in:
-/// a client that trickles its body a byte at a time is cut off all the same. The timer is
-/// armed only if the body is not already there.
-struct DeadlineBody {
-    inner: Body,
-    deadline: tokio::time::Instant,
-    timer: Option<Pin<Box<tokio::time::Sleep>>>,
-    timeout: Duration,
-}
-
-impl DeadlineBody {
-    fn new(inner: Body, timeout: Duration) -> Self {
-        DeadlineBody {
-            inner,
-            deadline: tokio::time::Instant::now() + timeout,
-            timer: None,
-            timeout,
-        }
-    }
-}
-
-/// The error of a body that missed its deadline.
-#[derive(Debug, thiserror::Error)]
-#[error("the request body did not arrive within {} s", .0.as_secs())]
-struct BodyDeadlinePassed(Duration);
-
-impl HttpBody for DeadlineBody {
-    type Data = Bytes;
-    type Error = axum::BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let passed = Poll::Ready(Some(Err(BodyDeadlinePassed(self.timeout).into())));
-        if tokio::time::Instant::now() >= self.deadline {
-            return passed;
-        }
-        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
-            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
-        }
-        let deadline = self.deadline;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => passed,
-            Poll::Pending => Poll::Pending,
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 /// Why a body could not be read.
 #[derive(Debug, Clone, Copy)]
 enum BodyFault {
@@ -420,16 +358,8 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     match http_body_util::Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyFault::TooLarge),
-        Err(e) => {
-            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*e);
-            while let Some(error) = cause {
-                if error.is::<BodyDeadlinePassed>() {
-                    return Err(BodyFault::TooSlow);
-                }
-                cause = error.source();
-            }
-            Err(BodyFault::Broken)
-        }
+        Err(e) if body_deadline::passed(&*e) => Err(BodyFault::TooSlow),
+        Err(_) => Err(BodyFault::Broken),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod body_deadline;
 pub mod cli;
 pub mod config;
 pub mod conformance;
