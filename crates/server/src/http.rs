@@ -33,6 +33,7 @@ use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
 use crate::guard::{self, Guard};
 use crate::limits::Decision;
+use crate::loopback;
 use crate::metrics::Metrics;
 use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply};
 use crate::store::TaskStore;
@@ -74,6 +75,9 @@ pub struct OuterLayers {
     pub guard: Arc<Guard>,
     /// How long a request body may take to arrive.
     pub body_read_timeout: Duration,
+    /// Refuse requests not addressed to a loopback host from a loopback origin (auth-off
+    /// mode, see [`crate::loopback`]).
+    pub loopback_only: bool,
 }
 
 /// The router with every route and layer.
@@ -105,6 +109,11 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         None => routes,
     };
     let stack = ServiceBuilder::new()
+        .option_layer(
+            outer
+                .loopback_only
+                .then(|| middleware::from_fn(loopback::only_loopback)),
+        )
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::observe)))
         .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
         .layer(RequestBodyTimeoutLayer::new(outer.body_read_timeout))
