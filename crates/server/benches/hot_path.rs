@@ -122,7 +122,9 @@ fn limiter_check(c: &mut Criterion) {
         ..LimitSettings::default()
     };
     let limiter = LocalLimiter::new(&settings);
-    let users: Vec<Owner> = (0..1024).map(|i| Owner::of("", &format!("user-{i}"))).collect();
+    let users: Vec<Owner> = (0..1024)
+        .map(|i| Owner::of("", &format!("user-{i}")))
+        .collect();
     let first = rt.block_on(limiter.check(&users[0], Plan::Enterprise, Bucket::Default));
     assert!(matches!(first, Decision::Allowed { .. }));
     let mut next = 0usize;

@@ -413,7 +413,9 @@ pub enum ConfigError {
         message: String,
     },
     /// Keys the profile cannot run without are not set.
-    #[error("configuration error: the `{profile}` profile requires {keys}; set each and start again")]
+    #[error(
+        "configuration error: the `{profile}` profile requires {keys}; set each and start again"
+    )]
     Required {
         /// The profile, e.g. `production`.
         profile: String,
@@ -661,7 +663,10 @@ impl Settings {
             }
         }
         for (key, value) in [
-            ("auth.jwks_min_refresh_secs", self.auth.jwks_min_refresh_secs),
+            (
+                "auth.jwks_min_refresh_secs",
+                self.auth.jwks_min_refresh_secs,
+            ),
             ("auth.jwks_refresh_secs", self.auth.jwks_refresh_secs),
         ] {
             if value == 0 {

@@ -38,7 +38,12 @@ fn foreign_addressing(headers: &HeaderMap, uri: &Uri) -> Option<String> {
     // HTTP/1.1 sends `Host`; HTTP/2 the `:authority` in the URI.
     let host = headers
         .get(header::HOST)
-        .map(|value| value.to_str().ok().and_then(|v| v.parse::<Authority>().ok()))
+        .map(|value| {
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.parse::<Authority>().ok())
+        })
         .unwrap_or_else(|| uri.authority().cloned());
     match host {
         Some(host) if is_loopback_host(host.host()) => {}
@@ -106,8 +111,16 @@ mod tests {
         ] {
             assert_eq!(addressing(Some(host), None), None, "{host}");
         }
-        for origin in ["http://localhost:3000", "https://127.0.0.1", "http://[::1]:5173"] {
-            assert_eq!(addressing(Some("localhost"), Some(origin)), None, "{origin}");
+        for origin in [
+            "http://localhost:3000",
+            "https://127.0.0.1",
+            "http://[::1]:5173",
+        ] {
+            assert_eq!(
+                addressing(Some("localhost"), Some(origin)),
+                None,
+                "{origin}"
+            );
         }
     }
 
@@ -126,7 +139,11 @@ mod tests {
             assert!(why.contains("Host"), "{why}");
         }
         assert!(addressing(None, None).is_some(), "no Host");
-        for origin in ["https://attacker.example", "null", "http://localhost.evil:80"] {
+        for origin in [
+            "https://attacker.example",
+            "null",
+            "http://localhost.evil:80",
+        ] {
             let why = addressing(Some("localhost:8080"), Some(origin)).expect(origin);
             assert!(why.contains("Origin"), "{why}");
         }

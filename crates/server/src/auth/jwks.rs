@@ -46,7 +46,11 @@ pub struct JwksCache {
 impl JwksCache {
     /// A cache for the keys at `url`, empty until the first refresh; `https_only` refuses to
     /// fetch them over anything but TLS.
-    pub fn new(url: String, min_refresh: Duration, https_only: bool) -> Result<Self, AuthSetupError> {
+    pub fn new(
+        url: String,
+        min_refresh: Duration,
+        https_only: bool,
+    ) -> Result<Self, AuthSetupError> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .redirect(reqwest::redirect::Policy::none())

@@ -328,7 +328,8 @@ impl Authenticator {
         let kid = header.kid.as_deref();
         let (key, alg) = cache.key_for(kid, header.alg).await?;
         let checked = decode_claims(token, &key, &self.checks.validation(alg));
-        if checked.as_ref().is_err_and(|e| *e == bad_signature()) && cache.refresh().await == Ok(true)
+        if checked.as_ref().is_err_and(|e| *e == bad_signature())
+            && cache.refresh().await == Ok(true)
         {
             let (key, alg) = cache.key_for(kid, header.alg).await?;
             return Ok(decode_claims(token, &key, &self.checks.validation(alg)));
@@ -354,7 +355,10 @@ impl Authenticator {
             .map(Plan::from_claim)
             .unwrap_or(Plan::Free);
         // Verified against `auth.issuer` when that is set (always under production).
-        let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or_default();
+        let issuer = claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         Ok(Principal::new(issuer, sub, plan))
     }
 }
@@ -520,8 +524,7 @@ mod tests {
         let who = auth.authenticate(Some(header.as_bytes())).await.unwrap();
         assert_eq!(who, Principal::new("", "alice".into(), Plan::Enterprise));
         let other =
-            Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff"), false)
-                .unwrap();
+            Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff"), false).unwrap();
         let err = other
             .authenticate(Some(header.as_bytes()))
             .await
