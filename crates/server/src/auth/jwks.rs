@@ -91,10 +91,14 @@ impl JwksCache {
         }
     }
 
-    /// Fetches the key set now, unless another refresh happened within the minimum interval.
-    /// Returns whether a fetch was made and succeeded.
+    /// Fetches the key set now, unless another refresh happened within the minimum interval
+    /// or is under way. Returns whether a fetch was made and succeeded. Never waits for another
+    /// caller's fetch: a flood of forged tokens must not pile up behind a slow JWKS, holding
+    /// places that other calls need.
     pub async fn refresh(&self) -> Result<bool, String> {
-        let mut last = self.refresh.lock().await;
+        let Ok(mut last) = self.refresh.try_lock() else {
+            return Ok(false);
+        };
         if let Some(at) = *last
             && at.elapsed() < self.min_refresh
         {
