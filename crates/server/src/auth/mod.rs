@@ -328,7 +328,7 @@ impl Authenticator {
         let kid = header.kid.as_deref();
         let (key, alg) = cache.key_for(kid, header.alg).await?;
         let checked = decode_claims(token, &key, &self.checks.validation(alg));
-        if checked.as_ref().is_err_and(|e| *e == bad_signature())
+        if matches!(&checked, Err(AuthError::Invalid(why)) if why == BAD_SIGNATURE)
             && cache.refresh().await == Ok(true)
         {
             let (key, alg) = cache.key_for(kid, header.alg).await?;
@@ -411,11 +411,9 @@ fn unix_now() -> u64 {
         .as_secs()
 }
 
+/// Why a token whose signature does not verify is refused (and, in `jwks` mode, the cue to
+/// fetch the keys again).
 const BAD_SIGNATURE: &str = "the signature does not verify";
-
-fn bad_signature() -> AuthError {
-    AuthError::Invalid(BAD_SIGNATURE.into())
-}
 
 /// A short, secret-free description of a verification failure.
 fn describe(error: &jsonwebtoken::errors::Error) -> String {
