@@ -26,6 +26,15 @@ for key in $(keys docker-compose.yml) $(keys Dockerfile); do
   section=$(echo "$key" | sed -E 's/^A2A__([A-Z]+)__.*/\1/' | tr 'A-Z' 'a-z')
   grep -q "^\[$section" config/default.toml || { check "$key is a known section" "unknown" "known"; }
 done
+secret=$(grep -E '^\s*A2A__AUTH__HS256_SECRET:' docker-compose.yml | sed -E 's/^[^:]*:\s*//')
+check "the compose file takes the HS256 secret from .env, required, not a constant" \
+  "$(echo "$secret" | grep -cE '^"\$\{A2A__AUTH__HS256_SECRET:\?[^}]+\}"$')" 1
+check "no secret-looking constant is committed in the compose file" \
+  "$(grep -ciE '(secret|password|api_key)[A-Z_]*:\s*"[^$]' docker-compose.yml || true)" 0
+check ".env is ignored by git and kept out of the image" \
+  "$(grep -cxF '/.env' .gitignore)$(grep -cxF '.env' .dockerignore)" 11
+check "the README tells the user to create .env for the compose file" \
+  "$(grep -cE 'A2A__AUTH__HS256_SECRET=.*> \.env' README.md)" 1
 check "the Dockerfile health check probes /healthz" "$(grep -c 'HEALTHCHECK.*/healthz' Dockerfile)" 1
 check "the Dockerfile runs as a non-root user" "$(grep -cE '^USER [a-z0-9]+' Dockerfile)" 1
 check "the image listens where compose and nginx expect (8080)" "$(grep -c 'A2A__SERVER__BIND=0.0.0.0:8080' Dockerfile)" 1

@@ -40,7 +40,7 @@ fn bearer(token: &str) -> Vec<u8> {
 fn hs256_verification(c: &mut Criterion) {
     let rt = runtime();
     let settings = AuthSettings::default();
-    let authenticator = Authenticator::new(&settings, Some(SECRET)).expect("hs256 verifier");
+    let authenticator = Authenticator::new(&settings, Some(SECRET), false).expect("hs256 verifier");
     let token = mint_hs256(
         &settings,
         SECRET,
@@ -89,7 +89,7 @@ fn rs256_verification(c: &mut Criterion) {
         ..AuthSettings::default()
     };
     magisterium_a2a::app::install_tls_provider();
-    let authenticator = Authenticator::new(&settings, None).expect("jwks verifier");
+    let authenticator = Authenticator::new(&settings, None, false).expect("jwks verifier");
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .expect("a clock after 1970")
@@ -122,7 +122,9 @@ fn limiter_check(c: &mut Criterion) {
         ..LimitSettings::default()
     };
     let limiter = LocalLimiter::new(&settings);
-    let users: Vec<Owner> = (0..1024).map(|i| Owner::of(&format!("user-{i}"))).collect();
+    let users: Vec<Owner> = (0..1024)
+        .map(|i| Owner::of("", &format!("user-{i}")))
+        .collect();
     let first = rt.block_on(limiter.check(&users[0], Plan::Enterprise, Bucket::Default));
     assert!(matches!(first, Decision::Allowed { .. }));
     let mut next = 0usize;

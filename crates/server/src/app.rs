@@ -43,6 +43,19 @@ pub enum StartupError {
     /// The document corpus refused an operation.
     #[error("corpus: {0}")]
     Corpus(#[from] corpus::CorpusError),
+    /// The development secret file may be read by other users of the machine, and anyone who
+    /// reads it can sign tokens for any user and plan.
+    #[error(
+        "auth: the development HS256 secret {} has mode {mode:03o}: group or others may read it, and whoever reads it can sign tokens; run `chmod 600 {}` (or delete it to have a new one generated)",
+        path.display(),
+        path.display()
+    )]
+    UnsafeSecretFile {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// A skill's data is present but unusable.
     #[error("skills: {0}")]
     Skills(String),
@@ -76,7 +89,10 @@ pub enum SecretSource {
 }
 
 /// The HS256 secret in effect: configured, or the development one in the data directory
-/// (generated on first use, so `serve` and `token` agree without any configuration).
+/// (generated on first use, so `serve` and `token` agree without any configuration). Under the
+/// production profile only a configured secret is used, and the development file is neither
+/// read nor made. A development file that group or others may read is refused: anyone who can
+/// read it can sign tokens for any user and plan.
 pub fn hs256_secret(
     settings: &Settings,
     create: bool,
@@ -87,11 +103,19 @@ pub fn hs256_secret(
     if let Some(secret) = &settings.auth.hs256_secret {
         return Ok(Some((secret.clone(), SecretSource::Configured)));
     }
+    if settings.is_production() {
+        return Err(StartupError::Auth(AuthSetupError::MissingSecret));
+    }
     let path = dev_secret_path(&settings.data.dir);
     let io = |context: &str, source| StartupError::Io {
         context: format!("{context} {}", path.display()),
         source,
     };
+    if let Some(mode) = file_mode(&path).map_err(|e| io("reading the permissions of", e))?
+        && mode & 0o077 != 0
+    {
+        return Err(StartupError::UnsafeSecretFile { path, mode });
+    }
     match std::fs::read_to_string(&path) {
         Ok(secret) if secret.trim().len() >= 32 => {
             return Ok(Some((
@@ -110,6 +134,24 @@ pub fn hs256_secret(
     std::fs::create_dir_all(&settings.data.dir).map_err(|e| io("creating the folder of", e))?;
     write_private(&path, &secret).map_err(|e| io("writing", e))?;
     Ok(Some((secret, SecretSource::Generated(path))))
+}
+
+/// The permission bits of a file, `None` when it does not exist (or the platform has none).
+fn file_mode(path: &Path) -> std::io::Result<Option<u32>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(metadata) => Ok(Some(metadata.permissions().mode() & 0o777)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(None)
+    }
 }
 
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
@@ -214,12 +256,16 @@ impl Application {
                 SecretSource::Configured => {}
             }
         }
-        let authenticator =
-            Authenticator::new(&settings.auth, secret.as_ref().map(|(s, _)| s.as_str()))?;
-        if let Some(jwks) = authenticator.jwks()
-            && let Err(e) = jwks.refresh().await
-        {
-            tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
+        let authenticator = Authenticator::new(
+            &settings.auth,
+            secret.as_ref().map(|(s, _)| s.as_str()),
+            settings.is_production(),
+        )?;
+        if let Some(jwks) = authenticator.jwks() {
+            if let Err(e) = jwks.refresh().await {
+                tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
+            }
+            jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
         }
 
         let store = open_store(&settings).await?;
@@ -295,6 +341,7 @@ impl Application {
             http::OuterLayers {
                 guard: Arc::clone(&guard),
                 body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
+                loopback_only: settings.auth.mode == AuthMode::None,
             },
         );
         Ok(Application {

@@ -149,6 +149,7 @@ pub fn main() -> ExitCode {
     }
     if let Some(profile) = cli.profile {
         source.profile = profile;
+        source.profile_chosen = true;
     }
     let settings = match Settings::load(&source) {
         Ok(settings) => settings,

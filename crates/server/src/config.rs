@@ -122,20 +122,28 @@ pub enum AuthMode {
 pub struct AuthSettings {
     /// `hs256`, `jwks` or `none` (`A2A__AUTH__MODE`).
     pub mode: AuthMode,
-    /// The HS256 secret (`A2A__AUTH__HS256_SECRET`); in development one is generated when absent.
+    /// The HS256 secret (`A2A__AUTH__HS256_SECRET`); outside the production profile one is
+    /// generated into the data directory when absent.
     pub hs256_secret: Option<String>,
-    /// The issuer's JWKS URL (`A2A__AUTH__JWKS_URL`), required in `jwks` mode.
+    /// The issuer's JWKS URL (`A2A__AUTH__JWKS_URL`), required in `jwks` mode; `https://`
+    /// under the production profile.
     pub jwks_url: Option<String>,
-    /// Expected `iss`, checked when set (`A2A__AUTH__ISSUER`).
+    /// Expected `iss` (`A2A__AUTH__ISSUER`), checked when set; required under the production
+    /// profile, so tokens the identity provider signed for another issuer are refused.
     pub issuer: Option<String>,
-    /// Expected `aud`, checked when set (`A2A__AUTH__AUDIENCE`).
+    /// Expected `aud` (`A2A__AUTH__AUDIENCE`), checked when set; required under the production
+    /// profile, so tokens the identity provider signed for another application are refused.
     pub audience: Option<String>,
     /// The claim that carries the plan (`A2A__AUTH__PLAN_CLAIM`).
     pub plan_claim: String,
     /// Clock skew tolerated on `exp` and `nbf`, in seconds.
     pub leeway_secs: u64,
-    /// Shortest interval between two JWKS fetches, so unknown `kid`s cannot cause a fetch storm.
+    /// Shortest interval between two JWKS fetches, in seconds (at least 1), so unknown `kid`s
+    /// and bad signatures cannot cause a fetch storm.
     pub jwks_min_refresh_secs: u64,
+    /// The JWKS is fetched again every this many seconds (at least 1), so a key the issuer
+    /// removed stops being trusted then, even when no token names a new `kid`.
+    pub jwks_refresh_secs: u64,
     /// Authorization servers named in the protected-resource metadata (defaults to the issuer).
     pub authorization_servers: Vec<String>,
     /// In `none` mode: the user every request acts as.
@@ -155,6 +163,7 @@ impl Default for AuthSettings {
             plan_claim: "plan".into(),
             leeway_secs: 30,
             jwks_min_refresh_secs: 60,
+            jwks_refresh_secs: 600,
             authorization_servers: Vec::new(),
             none_sub: "local-user".into(),
             none_plan: Plan::Pro,
@@ -425,17 +434,48 @@ pub enum ConfigError {
         /// What is wrong and what would be right.
         message: String,
     },
+    /// Keys the profile cannot run without are not set.
+    #[error(
+        "configuration error: the `{profile}` profile requires {keys}; set each and start again"
+    )]
+    Required {
+        /// The profile, e.g. `production`.
+        profile: String,
+        /// Every missing key with its environment variable, e.g.
+        /// `` `auth.issuer` (env A2A__AUTH__ISSUER) ``.
+        keys: String,
+    },
+    /// A profile was chosen whose file does not exist (a typo would otherwise silently run
+    /// with the development defaults).
+    #[error(
+        "configuration error: the profile `{profile}` was chosen (A2A_PROFILE or --profile) but {} does not exist",
+        path.display()
+    )]
+    MissingProfile {
+        /// The profile asked for.
+        profile: String,
+        /// The file it needs.
+        path: PathBuf,
+    },
 }
 
 impl ConfigError {
     fn invalid(key: &'static str, message: impl Into<String>) -> Self {
         ConfigError::Invalid {
             key,
-            env: format!("A2A__{}", key.replace('.', "__").to_uppercase()),
+            env: env_name(key),
             message: message.into(),
         }
     }
 }
+
+/// The environment variable that sets a dotted key: `auth.issuer` → `A2A__AUTH__ISSUER`.
+fn env_name(key: &str) -> String {
+    format!("A2A__{}", key.replace('.', "__").to_uppercase())
+}
+
+/// The profile whose rules refuse unsafe settings (see `docs/security.md`).
+pub const PRODUCTION_PROFILE: &str = "production";
 
 /// Where to read configuration files from, and which profile to layer on top.
 #[derive(Debug, Clone)]
@@ -444,20 +484,33 @@ pub struct ConfigSource {
     pub dir: PathBuf,
     /// The profile, e.g. `development` or `production`.
     pub profile: String,
+    /// Whether the profile was chosen (`A2A_PROFILE` or `--profile`) rather than the implicit
+    /// `development`: a chosen profile must have its file.
+    pub profile_chosen: bool,
 }
 
 impl Default for ConfigSource {
     fn default() -> Self {
+        let chosen = std::env::var("A2A_PROFILE").ok();
         ConfigSource {
             dir: PathBuf::from(std::env::var("A2A_CONFIG_DIR").unwrap_or_else(|_| "config".into())),
-            profile: std::env::var("A2A_PROFILE").unwrap_or_else(|_| "development".into()),
+            profile_chosen: chosen.is_some(),
+            profile: chosen.unwrap_or_else(|| "development".into()),
         }
     }
 }
 
 impl Settings {
-    /// Reads defaults, the two files (each optional) and the environment, then validates.
+    /// Reads defaults, the two files and the environment, then validates. `default.toml` is
+    /// optional; the profile's file is required when the profile was chosen.
     pub fn load(source: &ConfigSource) -> Result<Settings, ConfigError> {
+        let profile_file = source.dir.join(format!("{}.toml", source.profile));
+        if source.profile_chosen && !profile_file.is_file() {
+            return Err(ConfigError::MissingProfile {
+                profile: source.profile.clone(),
+                path: profile_file,
+            });
+        }
         let figment = Self::figment(&source.dir, &source.profile);
         let mut settings: Settings = figment
             .extract()
@@ -522,8 +575,59 @@ impl Settings {
         })
     }
 
+    /// Whether these settings run under the production profile, whose rules refuse unsafe
+    /// settings.
+    pub fn is_production(&self) -> bool {
+        self.profile == PRODUCTION_PROFILE
+    }
+
+    /// Under the production profile: every key it cannot run safely without, named at once;
+    /// auth off refused; the JWKS fetched over `https://` only.
+    fn validate_production(&self) -> Result<(), ConfigError> {
+        if !self.is_production() {
+            return Ok(());
+        }
+        if self.auth.mode == AuthMode::None {
+            return Err(ConfigError::invalid(
+                "auth.mode",
+                "`none` turns authentication off, so it is refused under the production profile",
+            ));
+        }
+        let mut missing = Vec::new();
+        let mut require = |key: &'static str, value: &Option<String>| {
+            if value.as_deref().is_none_or(|v| v.trim().is_empty()) {
+                missing.push(format!("`{key}` (env {})", env_name(key)));
+            }
+        };
+        require("auth.issuer", &self.auth.issuer);
+        require("auth.audience", &self.auth.audience);
+        require("server.public_url", &self.server.public_url);
+        match self.auth.mode {
+            AuthMode::Hs256 => require("auth.hs256_secret", &self.auth.hs256_secret),
+            AuthMode::Jwks => require("auth.jwks_url", &self.auth.jwks_url),
+            AuthMode::None => {}
+        }
+        if !missing.is_empty() {
+            return Err(ConfigError::Required {
+                profile: self.profile.clone(),
+                keys: missing.join(", "),
+            });
+        }
+        if self.auth.mode == AuthMode::Jwks
+            && let Some(url) = &self.auth.jwks_url
+            && !url.starts_with("https://")
+        {
+            return Err(ConfigError::invalid(
+                "auth.jwks_url",
+                "must be an https:// URL under the production profile (the keys decide who may call)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks every value that serde could not.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_production()?;
         let bind = self.bind_addr()?;
         self.trusted_proxies()?;
         if let Some(url) = &self.server.public_url
@@ -605,6 +709,17 @@ impl Settings {
                 }
             }
         }
+        for (key, value) in [
+            (
+                "auth.jwks_min_refresh_secs",
+                self.auth.jwks_min_refresh_secs,
+            ),
+            ("auth.jwks_refresh_secs", self.auth.jwks_refresh_secs),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::invalid(key, "must be at least 1 (seconds)"));
+            }
+        }
         if self.auth.plan_claim.trim().is_empty() {
             return Err(ConfigError::invalid("auth.plan_claim", "must name a claim"));
         }
@@ -650,7 +765,7 @@ impl Settings {
             ));
         }
         if self.conformance.enabled
-            && self.profile == "production"
+            && self.is_production()
             && !self.conformance.allow_with_production_profile
         {
             return Err(ConfigError::invalid(

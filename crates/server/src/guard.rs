@@ -197,7 +197,7 @@ pub async fn protect(
 }
 
 /// Answers before the body is read, in the wire the `A2A-Version` header names.
-fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
+pub(crate) fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
     let version = headers
         .get(v1::VERSION_HEADER)
         .and_then(|v| v.to_str().ok());

@@ -34,6 +34,7 @@ use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
 use crate::guard::{self, BudgetSpent, Guard};
 use crate::limits::Decision;
+use crate::loopback;
 use crate::metrics::Metrics;
 use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply};
 use crate::store::TaskStore;
@@ -77,6 +78,9 @@ pub struct OuterLayers {
     pub guard: Arc<Guard>,
     /// How long a whole request body may take to arrive, from the end of its head.
     pub body_read_timeout: Duration,
+    /// Refuse requests not addressed to a loopback host from a loopback origin (auth-off
+    /// mode, see [`crate::loopback`]).
+    pub loopback_only: bool,
 }
 
 /// The router with every route and layer.
@@ -110,6 +114,11 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     };
     let body_read_timeout = outer.body_read_timeout;
     let stack = ServiceBuilder::new()
+        .option_layer(
+            outer
+                .loopback_only
+                .then(|| middleware::from_fn(loopback::only_loopback)),
+        )
         .layer(MapRequestLayer::new(move |request: Request| {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
         }))

@@ -16,6 +16,7 @@ pub mod error;
 pub mod guard;
 pub mod http;
 pub mod limits;
+pub mod loopback;
 pub mod metrics;
 pub mod redis_conn;
 pub mod serve;

@@ -1,18 +1,29 @@
 //! The issuer's signing keys, fetched from its JWKS URL and cached.
 //!
-//! Keys rotate: a token signed with a `kid` we have not seen triggers one refresh, but never
-//! more than one per `min_refresh` interval, so a flood of forged `kid`s cannot become a flood
-//! of fetches. A failed fetch keeps the keys we had.
+//! Keys rotate: a token signed with a `kid` we have not seen, or whose signature does not verify
+//! with the key cached under its `kid` (a key rotated under the same `kid`), triggers one
+//! refresh, but never more than one per `min_refresh` interval, so a flood of forged tokens
+//! cannot become a flood of fetches. The keys are also fetched again every `refresh_every`, so
+//! a key removed from the JWKS stops being trusted then even when no token asks for a new one.
+//! A failed fetch keeps the keys we had.
+//!
+//! The fetch follows no redirect, reads at most [`MAX_JWKS_BYTES`], and (under the production
+//! profile) speaks `https://` only; its errors are logged with the URL's scheme, host and path,
+//! never its query (which may carry a credential).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
 use super::{AuthError, AuthSetupError};
+
+/// The largest JWKS response read: a real key set is a few kilobytes, and an issuer (or whoever
+/// answers in its place) must not make the server buffer without bound.
+pub const MAX_JWKS_BYTES: usize = 1024 * 1024;
 
 #[derive(Clone)]
 struct SigningKey {
@@ -23,6 +34,8 @@ struct SigningKey {
 /// Cached JWKS keys by `kid`, refreshed on demand.
 pub struct JwksCache {
     url: String,
+    /// The URL as logs show it: without query, fragment or credentials.
+    shown_url: String,
     client: reqwest::Client,
     min_refresh: Duration,
     keys: RwLock<Arc<HashMap<String, SigningKey>>>,
@@ -31,13 +44,21 @@ pub struct JwksCache {
 }
 
 impl JwksCache {
-    /// A cache for the keys at `url`, empty until the first refresh.
-    pub fn new(url: String, min_refresh: Duration) -> Result<Self, AuthSetupError> {
+    /// A cache for the keys at `url`, empty until the first refresh; `https_only` refuses to
+    /// fetch them over anything but TLS.
+    pub fn new(
+        url: String,
+        min_refresh: Duration,
+        https_only: bool,
+    ) -> Result<Self, AuthSetupError> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
+            .redirect(reqwest::redirect::Policy::none())
+            .https_only(https_only)
             .build()
             .map_err(|e| AuthSetupError::Client(e.to_string()))?;
         Ok(JwksCache {
+            shown_url: without_query(&url),
             url,
             client,
             min_refresh,
@@ -70,10 +91,14 @@ impl JwksCache {
         }
     }
 
-    /// Fetches the key set now, unless another refresh happened within the minimum interval.
-    /// Returns whether a fetch was made and succeeded.
+    /// Fetches the key set now, unless another refresh happened within the minimum interval
+    /// or is under way. Returns whether a fetch was made and succeeded. Never waits for another
+    /// caller's fetch: a flood of forged tokens must not pile up behind a slow JWKS, holding
+    /// places that other calls need.
     pub async fn refresh(&self) -> Result<bool, String> {
-        let mut last = self.refresh.lock().await;
+        let Ok(mut last) = self.refresh.try_lock() else {
+            return Ok(false);
+        };
         if let Some(at) = *last
             && at.elapsed() < self.min_refresh
         {
@@ -93,23 +118,62 @@ impl JwksCache {
                 Ok(true)
             }
             Err(e) => {
-                tracing::warn!(error = %e, "JWKS refresh failed; keeping the cached keys");
+                tracing::warn!(url = %self.shown_url, error = %e, "JWKS refresh failed; keeping the cached keys");
                 Err(e)
             }
         }
     }
 
+    /// Fetches the keys again every `every` (still no more often than the minimum interval),
+    /// for as long as the cache is in use.
+    pub fn refresh_periodically(self: &Arc<Self>, every: Duration) {
+        let cache: Weak<JwksCache> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let Some(cache) = cache.upgrade() else {
+                    return;
+                };
+                // A failure is logged by `refresh`, and the cached keys are kept.
+                let _ = cache.refresh().await;
+            }
+        });
+    }
+
     async fn fetch(&self) -> Result<HashMap<String, SigningKey>, String> {
-        let response = self
+        // `without_url`: the client's errors would otherwise print the whole URL, query and all.
+        let mut response = self
             .client
             .get(&self.url)
             .send()
             .await
-            .map_err(|e| format!("fetch: {e}"))?;
+            .map_err(|e| format!("fetch: {}", e.without_url()))?;
         if !response.status().is_success() {
-            return Err(format!("status {}", response.status()));
+            return Err(format!(
+                "status {} (redirects are not followed)",
+                response.status()
+            ));
         }
-        let set: JwkSet = response.json().await.map_err(|e| format!("body: {e}"))?;
+        if response
+            .content_length()
+            .is_some_and(|length| length > MAX_JWKS_BYTES as u64)
+        {
+            return Err(format!("the key set is larger than {MAX_JWKS_BYTES} bytes"));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| format!("body: {}", e.without_url()))?
+        {
+            if body.len() + chunk.len() > MAX_JWKS_BYTES {
+                return Err(format!("the key set is larger than {MAX_JWKS_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let set: JwkSet = serde_json::from_slice(&body).map_err(|e| format!("body: {e}"))?;
         let mut keys = HashMap::new();
         for (index, jwk) in set.keys.iter().enumerate() {
             if let Some(usage) = &jwk.common.public_key_use
@@ -173,6 +237,20 @@ impl JwksCache {
     }
 }
 
+/// A URL for the logs: scheme, host, port and path only.
+fn without_query(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => "(unparseable JWKS URL)".into(),
+    }
+}
+
 /// Only asymmetric signature algorithms are taken from a JWKS: an HMAC "key" published there
 /// would let anyone who read it sign tokens.
 fn asymmetric(alg: KeyAlgorithm) -> Option<Algorithm> {
@@ -199,5 +277,19 @@ fn implied_algorithm(params: &AlgorithmParameters) -> Option<Algorithm> {
         },
         AlgorithmParameters::OctetKeyPair(_) => Some(Algorithm::EdDSA),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logged_urls_carry_no_query_or_credentials() {
+        assert_eq!(
+            without_query("https://user:pw@idp.example/jwks.json?key=secret#x"),
+            "https://idp.example/jwks.json"
+        );
+        assert_eq!(without_query("not a url"), "(unparseable JWKS URL)");
     }
 }

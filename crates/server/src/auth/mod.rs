@@ -82,15 +82,15 @@ pub struct Principal {
     pub sub: String,
     /// The plan read from the token.
     pub plan: Plan,
-    /// The hashed `sub`: tasks belong to it and limits count per it. Hashed once, when the
-    /// token is verified, and cached with it.
+    /// The hashed (issuer, `sub`): tasks belong to it and limits count per it. Hashed once,
+    /// when the token is verified, and cached with it.
     pub owner: Owner,
 }
 
 impl Principal {
-    /// The caller with this subject and plan.
-    pub fn new(sub: String, plan: Plan) -> Self {
-        let owner = Owner::of(&sub);
+    /// The caller with this issuer (empty when the token names none), subject and plan.
+    pub fn new(issuer: &str, sub: String, plan: Plan) -> Self {
+        let owner = Owner::of(issuer, &sub);
         Principal { sub, plan, owner }
     }
 }
@@ -200,10 +200,12 @@ struct Verified {
 
 impl Authenticator {
     /// Builds the verifier. `hs256_secret` is the effective secret in `hs256` mode (configured
-    /// or generated for development).
+    /// or generated for development); `https_only` fetches the JWKS over TLS only (the
+    /// production profile).
     pub fn new(
         settings: &AuthSettings,
         hs256_secret: Option<&str>,
+        https_only: bool,
     ) -> Result<Self, AuthSetupError> {
         let checks = ClaimChecks {
             issuer: settings.issuer.clone(),
@@ -225,9 +227,11 @@ impl Authenticator {
                 Verifier::Jwks(Arc::new(JwksCache::new(
                     url,
                     Duration::from_secs(settings.jwks_min_refresh_secs),
+                    https_only,
                 )?))
             }
             AuthMode::None => Verifier::Disabled(Principal::new(
+                "",
                 settings.none_sub.clone(),
                 settings.none_plan,
             )),
@@ -281,14 +285,7 @@ impl Authenticator {
                 let (key, validation) = hs256.as_ref();
                 decode_claims(token, key, validation)
             }
-            Verifier::Jwks(cache) => {
-                let header = jsonwebtoken::decode_header(token)
-                    .map_err(|e| AuthError::Invalid(describe(&e)))?;
-                // A key that cannot be found now (unknown `kid`, JWKS unreachable) may be found
-                // after the next refresh: that refusal is not remembered.
-                let (key, alg) = cache.key_for(header.kid.as_deref(), header.alg).await?;
-                decode_claims(token, &key, &self.checks.validation(alg))
-            }
+            Verifier::Jwks(cache) => self.verify_with_jwks(cache, token).await?,
         };
         let verified = checked.and_then(|claims| {
             let expires = claims.get("exp").and_then(Value::as_u64);
@@ -316,6 +313,30 @@ impl Authenticator {
         Ok(principal)
     }
 
+    /// Verifies a token against the issuer's keys. `Err` is a refusal not to remember: a key
+    /// that cannot be found now (unknown `kid`, JWKS unreachable) may be found after the next
+    /// refresh. A signature that does not verify with the key cached under its `kid` refreshes
+    /// the keys once (rate-limited) and is checked again: the issuer may have rotated the key
+    /// under the same `kid`.
+    async fn verify_with_jwks(
+        &self,
+        cache: &JwksCache,
+        token: &str,
+    ) -> Result<Result<Map<String, Value>, AuthError>, AuthError> {
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| AuthError::Invalid(describe(&e)))?;
+        let kid = header.kid.as_deref();
+        let (key, alg) = cache.key_for(kid, header.alg).await?;
+        let checked = decode_claims(token, &key, &self.checks.validation(alg));
+        if matches!(&checked, Err(AuthError::Invalid(why)) if why == BAD_SIGNATURE)
+            && cache.refresh().await == Ok(true)
+        {
+            let (key, alg) = cache.key_for(kid, header.alg).await?;
+            return Ok(decode_claims(token, &key, &self.checks.validation(alg)));
+        }
+        Ok(checked)
+    }
+
     fn key_generation(&self) -> u64 {
         match &self.verifier {
             Verifier::Jwks(cache) => cache.generation(),
@@ -333,7 +354,12 @@ impl Authenticator {
             .and_then(Value::as_str)
             .map(Plan::from_claim)
             .unwrap_or(Plan::Free);
-        Ok(Principal::new(sub, plan))
+        // Verified against `auth.issuer` when that is set (always under production).
+        let issuer = claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Ok(Principal::new(issuer, sub, plan))
     }
 }
 
@@ -385,13 +411,17 @@ fn unix_now() -> u64 {
         .as_secs()
 }
 
+/// Why a token whose signature does not verify is refused (and, in `jwks` mode, the cue to
+/// fetch the keys again).
+const BAD_SIGNATURE: &str = "the signature does not verify";
+
 /// A short, secret-free description of a verification failure.
 fn describe(error: &jsonwebtoken::errors::Error) -> String {
     use jsonwebtoken::errors::ErrorKind;
     match error.kind() {
         ErrorKind::ExpiredSignature => "the token has expired".into(),
         ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".into(),
-        ErrorKind::InvalidSignature => "the signature does not verify".into(),
+        ErrorKind::InvalidSignature => BAD_SIGNATURE.into(),
         ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
             "the token's algorithm is not accepted".into()
         }
@@ -479,7 +509,7 @@ mod tests {
             ..AuthSettings::default()
         };
         let secret = "0123456789abcdef0123456789abcdef";
-        let auth = Authenticator::new(&settings, Some(secret)).unwrap();
+        let auth = Authenticator::new(&settings, Some(secret), false).unwrap();
         let token = mint_hs256(
             &settings,
             secret,
@@ -490,9 +520,9 @@ mod tests {
         .unwrap();
         let header = format!("Bearer {token}");
         let who = auth.authenticate(Some(header.as_bytes())).await.unwrap();
-        assert_eq!(who, Principal::new("alice".into(), Plan::Enterprise));
+        assert_eq!(who, Principal::new("", "alice".into(), Plan::Enterprise));
         let other =
-            Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff")).unwrap();
+            Authenticator::new(&settings, Some("ffffffffffffffffffffffffffffffff"), false).unwrap();
         let err = other
             .authenticate(Some(header.as_bytes()))
             .await

@@ -146,7 +146,7 @@ mod tests {
         let limiter = LocalLimiter::new(&LimitSettings::default());
         for i in 0..15 {
             let d = limiter
-                .check(&Owner::of("alice"), Plan::Pro, Bucket::Default)
+                .check(&Owner::of("", "alice"), Plan::Pro, Bucket::Default)
                 .await;
             assert!(
                 matches!(d, Decision::Allowed { remaining, .. } if remaining == 14 - i),
@@ -154,7 +154,7 @@ mod tests {
             );
         }
         let d = limiter
-            .check(&Owner::of("alice"), Plan::Pro, Bucket::Default)
+            .check(&Owner::of("", "alice"), Plan::Pro, Bucket::Default)
             .await;
         let Decision::Limited { limit, retry_after } = d else {
             panic!("{d:?}")
@@ -163,13 +163,13 @@ mod tests {
         assert_eq!(Decision::retry_after_secs(retry_after), 4);
         assert!(matches!(
             limiter
-                .check(&Owner::of("bob"), Plan::Pro, Bucket::Default)
+                .check(&Owner::of("", "bob"), Plan::Pro, Bucket::Default)
                 .await,
             Decision::Allowed { .. }
         ));
         assert!(matches!(
             limiter
-                .check(&Owner::of("alice"), Plan::Pro, Bucket::Expensive)
+                .check(&Owner::of("", "alice"), Plan::Pro, Bucket::Expensive)
                 .await,
             Decision::Allowed { .. }
         ));
@@ -177,14 +177,14 @@ mod tests {
         for _ in 0..600 {
             assert!(matches!(
                 limiter
-                    .check(&Owner::of("alice"), Plan::Pro, Bucket::Read)
+                    .check(&Owner::of("", "alice"), Plan::Pro, Bucket::Read)
                     .await,
                 Decision::Allowed { .. }
             ));
         }
         assert!(matches!(
             limiter
-                .check(&Owner::of("alice"), Plan::Pro, Bucket::Read)
+                .check(&Owner::of("", "alice"), Plan::Pro, Bucket::Read)
                 .await,
             Decision::Limited { limit: 600, .. }
         ));
@@ -202,13 +202,13 @@ mod tests {
         let limiter = LocalLimiter::new(&settings);
         assert!(matches!(
             limiter
-                .check(&Owner::of("a"), Plan::Pro, Bucket::Default)
+                .check(&Owner::of("", "a"), Plan::Pro, Bucket::Default)
                 .await,
             Decision::Limited { limit: 0, .. }
         ));
         assert!(matches!(
             limiter
-                .check(&Owner::of("a"), Plan::Free, Bucket::Default)
+                .check(&Owner::of("", "a"), Plan::Free, Bucket::Default)
                 .await,
             Decision::Limited { .. }
         ));
@@ -227,7 +227,7 @@ mod tests {
         for user in 0..1000 {
             limiter
                 .check(
-                    &Owner::of(&format!("user-{user}")),
+                    &Owner::of("", &format!("user-{user}")),
                     Plan::Enterprise,
                     Bucket::Default,
                 )

@@ -149,7 +149,7 @@ mod tests {
     #[tokio::test]
     async fn a_full_store_keeps_the_newest_tasks() {
         let store = MemoryStore::new(Duration::from_secs(3600), 100);
-        let owner = Owner::of("alice");
+        let owner = Owner::of("", "alice");
         for n in 0..400 {
             let id = format!("t{n}");
             let record = MessageRecord {

@@ -16,15 +16,18 @@ use a2a_types::Task;
 pub use memory::MemoryStore;
 pub use redis::{RedisStore, apply_migrations};
 
-/// A hashed, fixed-length owner id: keys never carry the raw `sub` (which may hold any
-/// characters, including Redis hash-tag braces, and may be personal data).
+/// A hashed, fixed-length owner id of the pair (issuer, `sub`): a `sub` is unique only within
+/// its issuer, so two issuers' users never share tasks or limits. Keys never carry the raw
+/// values (which may hold any characters, including Redis hash-tag braces, and may be personal
+/// data).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Owner(String);
 
 impl Owner {
-    /// The owner key of a token subject.
-    pub fn of(sub: &str) -> Self {
-        Owner(short_hash(sub))
+    /// The owner key of a token's issuer (`iss`, empty when the token has none) and subject.
+    /// The issuer is length-prefixed, so no two pairs hash the same text.
+    pub fn of(issuer: &str, sub: &str) -> Self {
+        Owner(short_hash(&format!("{}:{issuer}{sub}", issuer.len())))
     }
 
     /// The hashed form.
@@ -166,11 +169,21 @@ mod tests {
 
     #[test]
     fn owner_hash_is_stable_and_opaque() {
-        let a = Owner::of("user{1}");
-        assert_eq!(a, Owner::of("user{1}"));
-        assert_ne!(a, Owner::of("user{2}"));
+        let a = Owner::of("https://idp.example", "user{1}");
+        assert_eq!(a, Owner::of("https://idp.example", "user{1}"));
+        assert_ne!(a, Owner::of("https://idp.example", "user{2}"));
         assert_eq!(a.as_str().len(), 32);
         assert!(!a.as_str().contains('{'));
+    }
+
+    #[test]
+    fn the_same_sub_of_two_issuers_is_two_owners() {
+        let alice = Owner::of("https://idp-a.example", "alice");
+        assert_ne!(alice, Owner::of("https://idp-b.example", "alice"));
+        assert_ne!(alice, Owner::of("", "alice"));
+        // No issuer and subject can be shifted into each other.
+        assert_ne!(Owner::of("ab", "c"), Owner::of("a", "bc"));
+        assert_ne!(Owner::of("", "1:ab"), Owner::of("a", "b"));
     }
 
     #[test]

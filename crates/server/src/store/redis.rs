@@ -19,10 +19,20 @@ const SCHEMA_KEY: &str = "a2a:v1:schema";
 const CONTEXT_CAP: usize = 100;
 
 /// The numbered migrations, in order (see `migrations/README.md`).
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    include_str!("../../../../migrations/0001_initial_layout.lua"),
-)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../../../migrations/0001_initial_layout.lua"),
+    ),
+    (
+        2,
+        include_str!("../../../../migrations/0002_rate_limit_keys.lua"),
+    ),
+    (
+        3,
+        include_str!("../../../../migrations/0003_owner_with_issuer.lua"),
+    ),
+];
 
 /// Tasks in Redis with `SET … EX`.
 pub struct RedisStore {

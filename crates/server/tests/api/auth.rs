@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{SECRET, call, spawn_app};
 
-fn now() -> i64 {
+pub fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -27,7 +27,7 @@ fn claims(sub: &str, plan: &str) -> Value {
     json!({"sub": sub, "plan": plan, "iat": now(), "exp": now() + 600})
 }
 
-fn hs256(claims: &Value, secret: &str) -> String {
+pub fn hs256(claims: &Value, secret: &str) -> String {
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         claims,
@@ -36,7 +36,7 @@ fn hs256(claims: &Value, secret: &str) -> String {
     .unwrap()
 }
 
-fn fixture(name: &str) -> String {
+pub fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!(
         "{}/tests/api/fixtures/{name}",
         env!("CARGO_MANIFEST_DIR")
@@ -44,7 +44,7 @@ fn fixture(name: &str) -> String {
     .unwrap()
 }
 
-fn signed(alg: Algorithm, pem: &str, kid: Option<&str>, claims: &Value) -> String {
+pub fn signed(alg: Algorithm, pem: &str, kid: Option<&str>, claims: &Value) -> String {
     let key = match alg {
         Algorithm::ES256 => EncodingKey::from_ec_pem(pem.as_bytes()).unwrap(),
         _ => EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
@@ -54,7 +54,7 @@ fn signed(alg: Algorithm, pem: &str, kid: Option<&str>, claims: &Value) -> Strin
     jsonwebtoken::encode(&header, claims, &key).unwrap()
 }
 
-async fn status_and_code(app: &crate::helpers::TestApp, token: &str) -> (u16, i64, String) {
+pub async fn status_and_code(app: &crate::helpers::TestApp, token: &str) -> (u16, i64, String) {
     let reply = app
         .rpc(Some(token), &call("tasks/get", json!({"id": "none"})))
         .await;
@@ -192,9 +192,9 @@ async fn the_plan_claim_name_is_configurable() {
     );
 }
 
-struct Jwks {
-    keys: RwLock<Vec<Value>>,
-    fetches: AtomicUsize,
+pub struct Jwks {
+    pub keys: RwLock<Vec<Value>>,
+    pub fetches: AtomicUsize,
 }
 
 async fn serve_jwks(State(jwks): State<Arc<Jwks>>) -> axum::Json<Value> {
@@ -202,13 +202,26 @@ async fn serve_jwks(State(jwks): State<Arc<Jwks>>) -> axum::Json<Value> {
     axum::Json(json!({"keys": *jwks.keys.read().unwrap()}))
 }
 
-async fn spawn_jwks(keys: Vec<Value>) -> (String, Arc<Jwks>) {
+/// The same key set, padded past the server's 1 MiB cap on a JWKS response.
+async fn serve_oversized_jwks(State(jwks): State<Arc<Jwks>>) -> axum::Json<Value> {
+    let padding = "x".repeat(1024 * 1024 + 1);
+    axum::Json(json!({"keys": *jwks.keys.read().unwrap(), "padding": padding}))
+}
+
+/// A JWKS server on loopback: `/jwks.json` serves the keys (counting fetches),
+/// `/moved.json` redirects there, `/oversized.json` serves them padded past 1 MiB.
+pub async fn spawn_jwks(keys: Vec<Value>) -> (String, Arc<Jwks>) {
     let state = Arc::new(Jwks {
         keys: RwLock::new(keys),
         fetches: AtomicUsize::new(0),
     });
     let router = Router::new()
         .route("/jwks.json", get(serve_jwks))
+        .route(
+            "/moved.json",
+            get(|| async { axum::response::Redirect::temporary("/jwks.json") }),
+        )
+        .route("/oversized.json", get(serve_oversized_jwks))
         .with_state(Arc::clone(&state));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());

@@ -385,6 +385,9 @@ async fn the_report_names_each_misbehaviour() {
 fn the_production_profile_needs_a_second_key() {
     let mut settings = crate::helpers::test_settings();
     settings.profile = "production".into();
+    settings.auth.issuer = Some("https://idp.example".into());
+    settings.auth.audience = Some("magisterium-a2a".into());
+    settings.server.public_url = Some("https://a2a.example.org".into());
     settings.conformance.enabled = true;
     let error = settings.validate().unwrap_err().to_string();
     assert!(error.contains("conformance.enabled"), "{error}");

@@ -73,8 +73,11 @@ fn guesses(real: &str) -> Vec<String> {
         format!(" {real}"),
         format!("{real} "),
         format!("{real}\n"),
-        format!("{}:{real}", Owner::of("alice").as_str()),
-        format!("a2a:v1:{{o:{}}}:task:{real}", Owner::of("alice").as_str()),
+        format!("{}:{real}", Owner::of("", "alice").as_str()),
+        format!(
+            "a2a:v1:{{o:{}}}:task:{real}",
+            Owner::of("", "alice").as_str()
+        ),
         format!("}}:task:{real}"),
     ];
     let last = real

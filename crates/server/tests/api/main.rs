@@ -13,6 +13,7 @@ mod limits;
 mod operations;
 mod properties;
 mod scale;
+mod security;
 mod skills;
 mod stores;
 mod v1;

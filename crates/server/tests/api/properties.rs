@@ -143,7 +143,7 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
     let owners: Vec<Owner> = scenario
         .subjects
         .iter()
-        .map(|s| Owner::of(&format!("{s}#{run}")))
+        .map(|s| Owner::of("", &format!("{s}#{run}")))
         .collect();
     let mut model = Model::default();
     for write in &scenario.writes {
@@ -229,7 +229,7 @@ async fn check_expiry(
     scenario: &Scenario,
     ttl: Duration,
 ) -> Result<(), TestCaseError> {
-    let owner = Owner::of(&format!("{}#{}", scenario.subjects[0], uuid()));
+    let owner = Owner::of("", &format!("{}#{}", scenario.subjects[0], uuid()));
     for write in &scenario.writes {
         let task_id = &scenario.task_ids[write.task];
         let message_id = &scenario.message_ids[write.message];

@@ -248,7 +248,11 @@ async fn redis_keys_are_namespaced_tagged_and_expire() {
         .iter()
         .find(|k| k.ends_with(&format!(":task:{}", task["id"].as_str().unwrap())))
         .unwrap();
-    assert!(task_key.starts_with("a2a:v1:{o:"), "{task_key}");
+    let owner = magisterium_a2a::store::Owner::of("", "layout");
+    assert!(
+        task_key.starts_with(&format!("a2a:v1:{{o:{}}}:", owner.as_str())),
+        "the owner is the hash of (issuer, sub): {task_key}"
+    );
     assert!(
         !task_key.contains("layout"),
         "the raw sub never appears in keys"
@@ -264,7 +268,7 @@ async fn redis_keys_are_namespaced_tagged_and_expire() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 3, "every migration in migrations/ is applied");
     let stored: String = redis::cmd("GET")
         .arg(task_key)
         .query_async(&mut con)
