@@ -267,6 +267,10 @@ pub enum LimitFailMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
+    /// Whether the limits apply (`A2A__LIMITS__ENABLED`). Unset: they apply when tokens are
+    /// checked, and not in `auth.mode = "none"`, where the one local user would only throttle
+    /// itself (a test suite's calls would hit the expensive bucket at once).
+    pub enabled: Option<bool>,
     /// `local` or `redis` (`A2A__LIMITS__BACKEND`).
     pub backend: LimitBackend,
     /// Redis for the limiter (`A2A__LIMITS__REDIS_URL`); defaults to `store.redis_url`.
@@ -289,6 +293,7 @@ pub struct LimitSettings {
 impl Default for LimitSettings {
     fn default() -> Self {
         LimitSettings {
+            enabled: None,
             backend: LimitBackend::Local,
             redis_url: None,
             on_redis_error: LimitFailMode::Local,
@@ -816,6 +821,13 @@ impl Settings {
             return Err(ConfigError::invalid(key, reason));
         }
         Ok(())
+    }
+
+    /// Whether rate limits apply: as `limits.enabled` says, else unless authentication is off.
+    pub fn limits_apply(&self) -> bool {
+        self.limits
+            .enabled
+            .unwrap_or(self.auth.mode != AuthMode::None)
     }
 
     /// The public base URL, from config or from the address actually bound.

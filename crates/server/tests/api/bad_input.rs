@@ -221,7 +221,7 @@ async fn transport_refusals_have_json_bodies() {
     );
 
     for method in [
-        reqwest::Method::GET,
+        reqwest::Method::PATCH,
         reqwest::Method::PUT,
         reqwest::Method::DELETE,
     ] {
@@ -232,7 +232,7 @@ async fn transport_refusals_have_json_bodies() {
             .await
             .unwrap();
         assert_eq!(response.status().as_u16(), 405, "{method}");
-        assert_eq!(response.headers()["allow"], "POST, OPTIONS");
+        assert_eq!(response.headers()["allow"], "GET, POST, OPTIONS");
         let body: Value = response.json().await.unwrap();
         assert_eq!(body["error"]["code"], -32600);
     }

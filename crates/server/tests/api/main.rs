@@ -16,4 +16,5 @@ mod scale;
 mod security;
 mod skills;
 mod stores;
+mod suites;
 mod v1;

@@ -210,14 +210,6 @@ async fn params_errors_use_the_1_0_codes() {
     assert!(available.split(',').any(|id| id == "catholic_qa"));
 
     let refusals = [
-        (
-            "file by url",
-            message("test_echo", json!([{"url": "https://x.test/a.pdf"}])),
-        ),
-        (
-            "file bytes",
-            message("test_echo", json!([{"raw": "aGVsbG8="}])),
-        ),
         ("empty part", message("test_echo", json!([{}]))),
         (
             "two members",
