@@ -1,8 +1,10 @@
--- Saves a terminal task with its message-id record and context index, atomically.
--- KEYS[1] = message key, KEYS[2] = task key, KEYS[3] = context key (one hash tag: one slot).
--- ARGV[1] = message record, ARGV[2] = task JSON, ARGV[3] = TTL seconds, ARGV[4] = task id,
--- ARGV[5] = '1' to append the task to its context, ARGV[6] = context cap.
--- Returns {1} when saved, {0, existing record} when the message id was already used.
+-- Saves a terminal task with its message record, context index and owner index, atomically.
+-- KEYS[1] = message key, KEYS[2] = task key, KEYS[3] = context key, KEYS[4] = owner index
+-- (one hash tag: one slot).
+-- ARGV[1] = message record (the task id), ARGV[2] = task JSON, ARGV[3] = TTL seconds,
+-- ARGV[4] = task id, ARGV[5] = '1' to append the task to its context, ARGV[6] = context cap,
+-- ARGV[7] = owner index cap.
+-- Returns {1} when saved, {0, existing record} when the message was already seen.
 local existing = redis.call('GET', KEYS[1])
 if existing then
   return {0, existing}
@@ -14,4 +16,8 @@ if ARGV[5] == '1' then
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[6]), -1)
 end
 redis.call('EXPIRE', KEYS[3], ARGV[3])
+redis.call('LREM', KEYS[4], 0, ARGV[4])
+redis.call('RPUSH', KEYS[4], ARGV[4])
+redis.call('LTRIM', KEYS[4], -tonumber(ARGV[7]), -1)
+redis.call('EXPIRE', KEYS[4], ARGV[3])
 return {1}

@@ -75,9 +75,11 @@ pub struct AgentCard {
     pub default_input_modes: Vec<String>,
     /// Default produced MIME types.
     pub default_output_modes: Vec<String>,
-    /// Named security schemes (OpenAPI style).
+    /// Named security schemes (OpenAPI style); absent when nothing is enforced.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub security_schemes: Map<String, Value>,
-    /// Which schemes a request must satisfy.
+    /// Which schemes a request must satisfy; absent when nothing is enforced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub security: Vec<Map<String, Value>>,
     /// The skills.
     pub skills: Vec<AgentSkill>,

@@ -185,8 +185,9 @@ impl Response {
 /// What a request envelope holds once it passed the envelope checks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// The id to echo.
-    pub id: Id,
+    /// The id to echo; `None` for a notification (no `id` member), which the caller checks
+    /// like any other call before refusing it.
+    pub id: Option<Id>,
     /// The method name.
     pub method: String,
     /// The params, `Value::Null` when absent.
@@ -202,8 +203,9 @@ pub struct EnvelopeError {
     pub error: ErrorObject,
 }
 
-/// Parses and checks a request body: JSON, one object, `jsonrpc: "2.0"`, a string or number id,
-/// a string method. Batches are refused: this server answers one call per request.
+/// Parses and checks a request body: JSON, one object, then in this order `jsonrpc: "2.0"`, a
+/// string method, and a string or number id when there is one. Batches are refused: this
+/// server answers one call per request.
 pub fn parse_request(body: &[u8]) -> Result<Request, EnvelopeError> {
     let value: Value = serde_json::from_slice(body).map_err(|e| EnvelopeError {
         id: None,
@@ -212,7 +214,8 @@ pub fn parse_request(body: &[u8]) -> Result<Request, EnvelopeError> {
     request_from_value(value)
 }
 
-/// The envelope checks of [`parse_request`] on an already parsed value.
+/// The envelope checks of [`parse_request`] on an already parsed value. A missing `id` passes:
+/// whether the method exists and its params are valid is checked first, as for any call.
 pub fn request_from_value(value: Value) -> Result<Request, EnvelopeError> {
     let invalid = |id: Option<Id>, why: &str| EnvelopeError {
         id,
@@ -229,26 +232,22 @@ pub fn request_from_value(value: Value) -> Result<Request, EnvelopeError> {
         _ => return Err(invalid(None, "the body must be a JSON-RPC request object")),
     };
     let id = match object.remove("id") {
-        Some(Value::String(s)) => Some(Id::Str(s)),
-        Some(Value::Number(n)) => Some(Id::Num(n)),
-        Some(_) => return Err(invalid(None, "`id` must be a string or a number")),
-        None => None,
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(Id::Str(s))),
+        Some(Value::Number(n)) => Ok(Some(Id::Num(n))),
+        Some(_) => Err("`id` must be a string or a number"),
     };
+    let readable_id = id.clone().ok().flatten();
     match object.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
-        _ => return Err(invalid(id, "`jsonrpc` must be \"2.0\"")),
+        _ => return Err(invalid(readable_id, "`jsonrpc` must be \"2.0\"")),
     }
     let method = match object.remove("method") {
         Some(Value::String(m)) => m,
-        Some(_) => return Err(invalid(id, "`method` must be a string")),
-        None => return Err(invalid(id, "`method` is missing")),
+        Some(_) => return Err(invalid(readable_id, "`method` must be a string")),
+        None => return Err(invalid(readable_id, "`method` is missing")),
     };
-    let Some(id) = id else {
-        return Err(invalid(
-            None,
-            "`id` is missing; notifications are not supported",
-        ));
-    };
+    let id = id.map_err(|why| invalid(None, why))?;
     let params = object.remove("params").unwrap_or(Value::Null);
     Ok(Request { id, method, params })
 }
@@ -408,7 +407,10 @@ mod tests {
         for body in accepted {
             let full = parse_request(body).unwrap();
             let fast = parse_request_borrowed(body).unwrap();
-            assert_eq!((&fast.id, &fast.method), (&full.id, &full.method));
+            assert_eq!(
+                (Some(&fast.id), &fast.method),
+                (full.id.as_ref(), &full.method)
+            );
             let params: Value = fast
                 .params
                 .map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
@@ -448,8 +450,12 @@ mod tests {
         assert_eq!(e.error.code, -32700);
         let e = parse_request(b"[]").unwrap_err();
         assert_eq!(e.error.code, -32600);
-        let e = parse_request(br#"{"jsonrpc":"2.0","method":"m"}"#).unwrap_err();
+        let notification = parse_request(br#"{"jsonrpc":"2.0","method":"m"}"#).unwrap();
+        assert_eq!((notification.id, notification.method.as_str()), (None, "m"));
+        let e = parse_request(br#"{"method":"m"}"#).unwrap_err();
         assert_eq!((e.error.code, e.id), (-32600, None));
+        let e = parse_request(br#"{"jsonrpc":"2.0","id":{}}"#).unwrap_err();
+        assert!(e.error.message.contains("method"), "{}", e.error.message);
         let e = parse_request(br#"{"jsonrpc":"1.0","id":3,"method":"m"}"#).unwrap_err();
         assert_eq!((e.error.code, e.id), (-32600, Some(Id::Num(3.into()))));
         let e = parse_request(br#"{"jsonrpc":"2.0","id":{},"method":"m"}"#).unwrap_err();

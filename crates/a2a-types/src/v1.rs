@@ -483,6 +483,50 @@ impl From<CancelTaskRequest> for TaskIdParams {
     }
 }
 
+/// Params of `ListTasks`: the caller's tasks, filtered, a page at a time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksRequest {
+    /// Ignored (one tenant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// Only tasks of this context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    /// Only tasks in this state (`TASK_STATE_UNSPECIFIED`: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<V1TaskState>,
+    /// Tasks per page, 1 to 100 (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
+    /// The previous page's `nextPageToken`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+    /// Keep only the last N history messages of each task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_length: Option<u64>,
+    /// Only tasks whose status changed at or after this RFC 3339 instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_timestamp_after: Option<String>,
+    /// Whether tasks carry their artifacts (default: no).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_artifacts: Option<bool>,
+}
+
+/// The result of `ListTasks`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTasksResponse {
+    /// This page's tasks, newest status first.
+    pub tasks: Vec<V1Task>,
+    /// The token of the next page; empty on the last page.
+    pub next_page_token: String,
+    /// How many tasks this page holds.
+    pub page_size: u32,
+    /// How many tasks match, over all pages.
+    pub total_size: u32,
+}
+
 /// The result of `SendMessage`: a task (this server never answers with a bare message).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SendMessageResponse {

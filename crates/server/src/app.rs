@@ -17,11 +17,12 @@ use skills::{SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
+use crate::card::ServedCards;
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::conformance::Kit;
 use crate::guard::Guard;
 use crate::http::{self, AppState};
-use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter};
+use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
 use crate::redis_conn;
 use crate::serve::{self, ConnectionLimits};
@@ -213,6 +214,18 @@ pub struct Application {
     connection_limits: ConnectionLimits,
     limiter: Arc<LocalLimiter>,
     base_url: String,
+    rate_limits: &'static str,
+}
+
+/// Whether rate limits apply, as the start-up line says it.
+fn rate_limits_summary(settings: &Settings) -> &'static str {
+    match (settings.limits_apply(), settings.auth.mode) {
+        (true, _) => "on",
+        (false, AuthMode::None) => {
+            "off: authentication is off (auth.mode = none); A2A__LIMITS__ENABLED=true applies them"
+        }
+        (false, _) => "off (limits.enabled = false)",
+    }
 }
 
 impl Application {
@@ -272,6 +285,7 @@ impl Application {
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
         let metrics = Arc::new(Metrics::new());
         let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
+            _ if !settings.limits_apply() => Arc::new(Unmetered),
             LimitBackend::Local => local_limiter.clone(),
             LimitBackend::Redis => {
                 let url = settings
@@ -314,7 +328,7 @@ impl Application {
             service
         };
         let card = http::agent_card(&settings, &base_url, &service);
-        let card = serde_json::to_vec(&card).map_err(|e| StartupError::Io {
+        let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
             context: "serialising the agent card".into(),
             source: std::io::Error::other(e),
         })?;
@@ -324,7 +338,7 @@ impl Application {
             authenticator,
             store,
             metrics,
-            card: Bytes::from(card),
+            cards,
             resource_metadata: Bytes::from(resource),
             challenge: http::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
@@ -356,6 +370,7 @@ impl Application {
             },
             limiter: local_limiter,
             base_url,
+            rate_limits: rate_limits_summary(&settings),
         })
     }
 
@@ -386,7 +401,7 @@ impl Application {
                 guard.forget_idle();
             }
         });
-        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), "serving");
+        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), rate_limits = self.rate_limits, "serving");
         let served =
             serve::serve(self.listener, self.router, self.connection_limits, shutdown).await;
         sweeper.abort();

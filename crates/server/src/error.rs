@@ -35,6 +35,19 @@ pub enum ApiError {
     /// `tasks/cancel` on a task that is already terminal.
     #[error("Invalid state transition: the task is already {0}")]
     InvalidStateTransition(&'static str),
+    /// A content type the skills do not take (file parts): `-32602` on the 0.3 wire, where
+    /// `-32005` means "plan required"; A2A 1.0's `ContentTypeNotSupportedError` on 1.0.
+    #[error("Invalid params: {0}")]
+    ContentTypeNotSupported(String),
+    /// A 1.0 message for a task that is already terminal (1.0's `UnsupportedOperationError`);
+    /// the 0.3 wire continues such a task instead, as the reference does.
+    #[error("Task {task_id} is already {state}; send a new message in its context instead")]
+    TaskFinished {
+        /// The task the message named.
+        task_id: String,
+        /// Its terminal state.
+        state: &'static str,
+    },
     /// Unknown, expired or foreign task.
     #[error("Task not found: {0}")]
     TaskNotFound(String),
@@ -77,9 +90,10 @@ impl ApiError {
             ApiError::Parse(_) => ErrorCode::ParseError,
             ApiError::InvalidRequest { .. } => ErrorCode::InvalidRequest,
             ApiError::MethodNotFound(_) => ErrorCode::MethodNotFound,
-            ApiError::InvalidParams(_) | ApiError::InvalidStateTransition(_) => {
-                ErrorCode::InvalidParams
-            }
+            ApiError::InvalidParams(_)
+            | ApiError::InvalidStateTransition(_)
+            | ApiError::ContentTypeNotSupported(_)
+            | ApiError::TaskFinished { .. } => ErrorCode::InvalidParams,
             ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
             ApiError::SkillNotFound { .. } => ErrorCode::SkillNotFound,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,

@@ -12,7 +12,7 @@ use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceBuilder;
@@ -29,14 +29,15 @@ use a2a_types::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, Age
 
 use crate::auth::{AuthError, Authenticator};
 use crate::body_deadline::{self, DeadlineBody};
-use crate::config::Settings;
+use crate::card::ServedCards;
+use crate::config::{AuthMode, Settings};
 use crate::conformance::{self, Kit, Simulation};
 use crate::error::ApiError;
 use crate::guard::{self, BudgetSpent, Guard};
 use crate::limits::Decision;
 use crate::loopback;
 use crate::metrics::Metrics;
-use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply};
+use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply, ServiceCall};
 use crate::store::TaskStore;
 use crate::telemetry::UserText;
 use crate::v1::{self, Wire};
@@ -57,8 +58,8 @@ pub struct AppState {
     pub store: Arc<dyn TaskStore>,
     /// Metrics registry.
     pub metrics: Arc<Metrics>,
-    /// The agent card, serialised once.
-    pub card: Bytes,
+    /// The agent card in both forms, serialised once.
+    pub cards: ServedCards,
     /// The protected-resource metadata, serialised once.
     pub resource_metadata: Bytes,
     /// `WWW-Authenticate` without an error, for requests without a token.
@@ -92,12 +93,16 @@ pub struct OuterLayers {
 /// browser client needs to read. The body deadline is outermost, so every reader of a body is
 /// bound by it.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
-    let rpc = post(rpc_handler)
+    // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
+    // and its trailing-slash form serves the same (clients that treat the URL as a base).
+    let rpc = get(serve_card)
+        .post(rpc_handler)
         .options(preflight)
         .fallback(method_not_allowed);
     let kit = state.kit.clone();
     let routes = Router::new()
-        .route(RPC_PATH, rpc)
+        .route(RPC_PATH, rpc.clone())
+        .route(&format!("{RPC_PATH}/"), rpc)
         .route("/.well-known/agent.json", get(serve_card))
         .route("/.well-known/agent-card.json", get(serve_card))
         .route(
@@ -148,10 +153,14 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     Router::new().fallback_service(stack)
 }
 
-/// Builds the agent card from the settings and the registered skills.
+/// Builds the agent card from the settings and the registered skills. It declares exactly the
+/// authentication that is enforced: none when `auth.mode` is `none`.
 pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> AgentCard {
     let mut bearer = serde_json::Map::new();
-    bearer.insert(
+    let mut requirement = serde_json::Map::new();
+    if settings.auth.mode != AuthMode::None {
+        requirement.insert("bearer".into(), json!([]));
+        bearer.insert(
         "bearer".into(),
         json!({
             "type": "http",
@@ -161,9 +170,8 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
                 "An OAuth-issued access token (JWT) of a paid plan, sent as `Authorization: Bearer <token>`. Discovery: {base_url}/.well-known/oauth-protected-resource"
             ),
         }),
-    );
-    let mut requirement = serde_json::Map::new();
-    requirement.insert("bearer".into(), json!([]));
+        );
+    }
     let modes = vec!["text/plain".to_string(), "application/json".to_string()];
     AgentCard {
         protocol_version: settings.agent.protocol_version.clone(),
@@ -189,8 +197,12 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
         },
         default_input_modes: modes.clone(),
         default_output_modes: modes.clone(),
+        security: if requirement.is_empty() {
+            Vec::new()
+        } else {
+            vec![requirement]
+        },
         security_schemes: bearer,
-        security: vec![requirement],
         skills: service
             .skills()
             .iter()
@@ -267,23 +279,21 @@ async fn method_not_allowed(
     headers: HeaderMap,
 ) -> Response {
     let error = ApiError::InvalidRequest {
-        message: format!("Invalid request: {method} is not allowed on {RPC_PATH}; use POST"),
+        message: format!(
+            "Invalid request: {method} is not allowed on {RPC_PATH}; use POST (GET reads the agent card)"
+        ),
         status: StatusCode::METHOD_NOT_ALLOWED,
     };
     let wire = Wire::select(version_header(&headers), None);
     let mut response = error_response(&state, None, &error, "-", &wire);
     response
         .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("POST, OPTIONS"));
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, OPTIONS"));
     response
 }
 
-async fn serve_card(State(state): State<Arc<AppState>>) -> Response {
-    json_bytes(
-        StatusCode::OK,
-        state.card.clone(),
-        Some("public, max-age=3600"),
-    )
+async fn serve_card(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    state.cards.respond(&headers)
 }
 
 async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {
@@ -441,9 +451,9 @@ fn version_header(headers: &HeaderMap) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-/// A call that passed the envelope checks.
+/// A call that passed the envelope checks; without an id it is a notification.
 struct Call<'a> {
-    id: Id,
+    id: Option<Id>,
     method: String,
     params: Params<'a>,
 }
@@ -535,7 +545,7 @@ async fn rpc_handler(
     }
     let request = match body {
         ParsedBody::Call(call) => Call {
-            id: call.id,
+            id: Some(call.id),
             method: call.method,
             params: Params::Raw(call.params),
         },
@@ -591,12 +601,43 @@ async fn rpc_handler(
         conformance::mark_skill_failed(&mut params);
         request.params = Params::Tree(params);
     }
+    if let Wire::Unsupported(version) = &wire {
+        let refusal = v1::version_not_supported(version);
+        state
+            .metrics
+            .request(&request.method, refusal.reason, started.elapsed());
+        return rpc_body(
+            refusal.status,
+            &RpcResponse::failure(request.id, refusal.object),
+        );
+    }
+    let Some(id) = request.id else {
+        // A notification is checked like any call (method, then params) and only then refused:
+        // every A2A call expects an answer, so nothing is run without one.
+        let checked = match &wire {
+            Wire::V1 => v1::check(&request.method, request.params),
+            _ => ServiceCall::parse(&request.method, request.params).map(drop),
+        };
+        let error = checked.err().unwrap_or_else(|| ApiError::InvalidRequest {
+            message: "Invalid request: `id` is missing; notifications are not supported, every A2A call is answered".into(),
+            status: StatusCode::OK,
+        });
+        return refuse(&request.method, None, error);
+    };
     let accept_language = headers
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|value| value.to_str().ok())
         .map(|value| value.chars().take(256).collect::<String>());
     let outcome = match &wire {
-        Wire::V03 => {
+        Wire::V1 => {
+            ACCEPT_LANGUAGE
+                .scope(
+                    accept_language,
+                    v1::call(&state.service, &principal, &request.method, request.params),
+                )
+                .await
+        }
+        _ => {
             ACCEPT_LANGUAGE
                 .scope(
                     accept_language,
@@ -606,29 +647,11 @@ async fn rpc_handler(
                 )
                 .await
         }
-        Wire::V1 => {
-            ACCEPT_LANGUAGE
-                .scope(
-                    accept_language,
-                    v1::call(&state.service, &principal, &request.method, request.params),
-                )
-                .await
-        }
-        Wire::Unsupported(version) => {
-            let refusal = v1::version_not_supported(version);
-            state
-                .metrics
-                .request(&request.method, refusal.reason, started.elapsed());
-            return rpc_body(
-                refusal.status,
-                &RpcResponse::failure(Some(request.id), refusal.object),
-            );
-        }
     };
     finish(
         &state,
         &request.method,
-        Some(request.id),
+        Some(id),
         outcome,
         &request_id,
         started,
@@ -732,7 +755,7 @@ fn rate_headers(headers: &mut HeaderMap, decision: Decision, bucket: &str) {
             reset_after,
         } => (limit, remaining, reset_after),
         Decision::Limited { limit, retry_after } => (limit, 0, retry_after),
-        Decision::Unavailable => return,
+        Decision::Unavailable | Decision::Unmetered => return,
     };
     let policy = format!("\"{bucket}\";q={limit};w=60");
     let current = format!(

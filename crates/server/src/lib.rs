@@ -2,12 +2,13 @@
 //! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
 //!
 //! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes and the
-//! order of checks) → [`service`] (the three methods) → [`store`], [`limits`], [`auth`]; every
+//! order of checks) → [`service`] (the methods) and [`listing`] (`ListTasks` pages) → [`store`], [`limits`], [`auth`]; every
 //! failure is an [`error::ApiError`], mapped to a JSON-RPC code and HTTP status in one place.
 
 pub mod app;
 pub mod auth;
 pub mod body_deadline;
+pub mod card;
 pub mod cli;
 pub mod config;
 pub mod conformance;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod guard;
 pub mod http;
 pub mod limits;
+pub mod listing;
 pub mod loopback;
 pub mod metrics;
 pub mod redis_conn;

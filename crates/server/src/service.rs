@@ -10,7 +10,6 @@ use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use skills::{
     Bucket, Skill, SkillError, SkillOutput, SkillRegistry, SkillRequest, Speaker, Turn, catalog,
 };
@@ -25,8 +24,9 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::limits::{Decision, RateLimiter};
 use crate::metrics::Metrics;
+use crate::listing::{self, TaskPage, TaskQuery};
 use crate::store::{
-    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task,
+    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
 };
 
 tokio::task_local! {
@@ -58,6 +58,43 @@ impl Params<'_> {
             Params::Tree(value) => value,
         }
     }
+}
+
+/// A 0.3 call whose method exists and whose params are valid.
+pub enum ServiceCall {
+    /// `message/send`, its message checked by `validate_user_message`.
+    Send(MessageSendParams),
+    /// `tasks/get`.
+    Get(TaskQueryParams),
+    /// `tasks/cancel`.
+    Cancel(TaskIdParams),
+}
+
+impl ServiceCall {
+    /// Reads a 0.3 method and its params: `-32601` for an unknown method, `-32602` for params
+    /// that do not fit. Nothing runs, so a notification is checked this way before its refusal.
+    pub fn parse(method: &str, params: Params<'_>) -> Result<ServiceCall, ApiError> {
+        match method {
+            "message/send" => {
+                let params: MessageSendParams = parse_params(params)?;
+                validate_user_message(&params.message)?;
+                Ok(ServiceCall::Send(params))
+            }
+            "tasks/get" => parse_params(params).map(ServiceCall::Get),
+            "tasks/cancel" => parse_params(params).map(ServiceCall::Cancel),
+            other => Err(ApiError::MethodNotFound(other.to_string())),
+        }
+    }
+}
+
+/// What a message naming a task (`taskId`) does to that task, which is always finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishedTask {
+    /// Continues it: the reference's 0.3 behaviour, the same task with a longer history.
+    Continue,
+    /// Refuses the message: A2A 1.0 takes no message for a task in a terminal state;
+    /// follow-ups go through `contextId` as new tasks.
+    Refuse,
 }
 
 /// What a successful call returns, with the rate-limit decision when one was charged.
@@ -125,41 +162,74 @@ impl A2aService {
         &self.skills
     }
 
-    /// Runs one method for an authenticated caller.
+    /// Runs one 0.3 method for an authenticated caller.
     pub async fn call(
         &self,
         principal: &Principal,
         method: &str,
         params: Params<'_>,
     ) -> Result<Reply, ApiError> {
-        match method {
-            "message/send" => {
-                let (result, rate) = self.send(principal, parse_params(params)?).await?;
+        match ServiceCall::parse(method, params)? {
+            ServiceCall::Send(params) => {
+                let (result, rate) = self
+                    .send(principal, params, FinishedTask::Continue)
+                    .await?;
                 Ok(Reply { result, rate })
             }
-            "tasks/get" => {
-                let params: TaskQueryParams = parse_params(params)?;
-                self.charge(principal, Bucket::Read).await?;
-                let json = self.owned_task(&principal.owner, &params.id).await?;
-                let result = match params.history_length {
-                    None => json,
-                    Some(length) => {
-                        let mut task = decode_task(&json)?;
-                        task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
-                        StoredTask::of(&task)?.json
-                    }
-                };
-                Ok(Reply { result, rate: None })
-            }
-            "tasks/cancel" => {
-                let params: TaskIdParams = parse_params(params)?;
-                self.charge(principal, Bucket::Read).await?;
-                let task = decode_task(&self.owned_task(&principal.owner, &params.id).await?)?;
-                // Every stored task is terminal: skills run synchronously.
-                Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
-            }
-            other => Err(ApiError::MethodNotFound(other.to_string())),
+            ServiceCall::Get(params) => Ok(Reply {
+                result: self
+                    .get_task(principal, &params.id, params.history_length)
+                    .await?,
+                rate: None,
+            }),
+            ServiceCall::Cancel(params) => Ok(Reply {
+                result: self.cancel_task(principal, &params.id).await?,
+                rate: None,
+            }),
         }
+    }
+
+    /// The caller's task as stored (0.3 JSON), its history trimmed to the last
+    /// `history_length` messages when given.
+    pub(crate) async fn get_task(
+        &self,
+        principal: &Principal,
+        id: &str,
+        history_length: Option<u64>,
+    ) -> Result<Bytes, ApiError> {
+        self.charge(principal, Bucket::Read).await?;
+        let json = self.owned_task(&principal.owner, id).await?;
+        match history_length {
+            None => Ok(json),
+            Some(length) => {
+                let mut task = decode_task(&json)?;
+                task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
+                Ok(StoredTask::of(&task)?.json)
+            }
+        }
+    }
+
+    /// Cancels the caller's task: never possible, since every stored task is terminal (skills
+    /// run synchronously), so the answer is the refusal naming its state.
+    pub(crate) async fn cancel_task(
+        &self,
+        principal: &Principal,
+        id: &str,
+    ) -> Result<Bytes, ApiError> {
+        self.charge(principal, Bucket::Read).await?;
+        let task = decode_task(&self.owned_task(&principal.owner, id).await?)?;
+        Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
+    }
+
+    /// One page of the caller's tasks of the last 24 hours (`ListTasks`), charged as a read.
+    pub(crate) async fn list_tasks(
+        &self,
+        principal: &Principal,
+        query: &TaskQuery,
+    ) -> Result<TaskPage, ApiError> {
+        self.charge(principal, Bucket::Read).await?;
+        let stored = self.store.owned_tasks(&principal.owner).await?;
+        Ok(listing::page(stored, query)?)
     }
 
     /// Charges one call of the caller to `bucket`, or refuses it (429 `-32003`).
@@ -181,7 +251,7 @@ impl A2aService {
             Decision::Unavailable => Err(ApiError::Internal(
                 "the rate limiter is unavailable (fail mode closed)".into(),
             )),
-            Decision::Allowed { .. } => Ok(decision),
+            Decision::Allowed { .. } | Decision::Unmetered => Ok(decision),
         }
     }
 
@@ -204,25 +274,24 @@ impl A2aService {
             .ok_or_else(|| ApiError::TaskNotFound(id.to_string()))
     }
 
-    async fn send(
+    /// Runs a user message whose params passed [`validate_user_message`]. A message sent again
+    /// (same id, same content) answers with the task it produced, without running the skill
+    /// or charging the limit; the same id with other content is another message.
+    pub(crate) async fn send(
         &self,
         principal: &Principal,
         params: MessageSendParams,
+        finished: FinishedTask,
     ) -> Result<(Bytes, Option<(Decision, Bucket)>), ApiError> {
+        let message_key = message_key(&params)?;
         let message = params.message;
-        validate_user_message(&message)?;
         let skill = self.skill_for(&message)?;
         let owner = &principal.owner;
         let serialized =
             serde_json::to_vec(&message).map_err(|e| ApiError::Internal(e.to_string()))?;
-        // A hash of the message as the server understood it (unknown fields dropped).
-        let fingerprint = hex::encode(&Sha256::digest(&serialized)[..16]);
 
-        if let Some(record) = self.store.message(owner, &message.message_id).await? {
-            return self
-                .replay(owner, &record, &fingerprint, &message.message_id)
-                .await
-                .map(|t| (t, None));
+        if let Some(record) = self.store.message(owner, &message_key).await? {
+            return self.replay(owner, &record).await.map(|t| (t, None));
         }
 
         let continued = match &message.task_id {
@@ -233,6 +302,13 @@ impl A2aService {
             }
             None => None,
         };
+        if let (Some(task), FinishedTask::Refuse) = (&continued, finished) {
+            // Every stored task is terminal: skills run synchronously.
+            return Err(ApiError::TaskFinished {
+                task_id: task.id.clone(),
+                state: task.status.state.as_str(),
+            });
+        }
         if let (Some(task), Some(context_id)) = (&continued, &message.context_id)
             && &task.context_id != context_id
         {
@@ -284,7 +360,6 @@ impl A2aService {
         } else {
             self.run(skill.as_ref(), request).await?
         };
-        let message_id = message.message_id.clone();
         let is_new = continued.is_none();
         let task = build_task(message, continued, context_id, skill.info().id, outcome);
         self.metrics
@@ -292,36 +367,22 @@ impl A2aService {
 
         let stored = StoredTask::of(&task)?;
         self.check_task_size(stored.json.len())?;
-        let record = MessageRecord {
-            fingerprint,
-            task_id: task.id,
-        };
+        let record = MessageRecord { task_id: task.id };
         match self
             .store
-            .save(owner, &stored, &message_id, &record, is_new)
+            .save(owner, &stored, &message_key, &record, is_new)
             .await?
         {
             SaveOutcome::Saved => Ok((stored.json, Some((decision, bucket)))),
             SaveOutcome::Duplicate(existing) => self
-                .replay(owner, &existing, &record.fingerprint, &message_id)
+                .replay(owner, &existing)
                 .await
                 .map(|t| (t, Some((decision, bucket)))),
         }
     }
 
-    /// Answers a retried message id with the task it produced, or refuses a reused id.
-    async fn replay(
-        &self,
-        owner: &Owner,
-        record: &MessageRecord,
-        fingerprint: &str,
-        message_id: &str,
-    ) -> Result<Bytes, ApiError> {
-        if record.fingerprint != fingerprint {
-            return Err(ApiError::InvalidParams(format!(
-                "messageId `{message_id}` was already used for a different message; a messageId names one message, so send a new id"
-            )));
-        }
+    /// Answers a message sent again with the task it produced.
+    async fn replay(&self, owner: &Owner, record: &MessageRecord) -> Result<Bytes, ApiError> {
         self.store
             .get(owner, &record.task_id)
             .await?
@@ -393,7 +454,8 @@ pub(crate) fn parse_params<T: DeserializeOwned>(params: Params<'_>) -> Result<T,
     })
 }
 
-fn validate_user_message(message: &Message) -> Result<(), ApiError> {
+/// The checks of a user message beyond its types: the params are valid once these pass.
+pub(crate) fn validate_user_message(message: &Message) -> Result<(), ApiError> {
     let invalid = |why: &str| Err(ApiError::InvalidParams(why.to_string()));
     if message.kind != "message" {
         return invalid("message.kind must be \"message\"");
@@ -419,9 +481,20 @@ fn validate_user_message(message: &Message) -> Result<(), ApiError> {
         return invalid("message.parts must hold at least one text or data part");
     }
     if message.parts.iter().any(|p| matches!(p, Part::File { .. })) {
-        return invalid("file parts are not supported; send text or data parts");
+        return Err(ApiError::ContentTypeNotSupported(
+            "file parts are not supported; send text or data parts".into(),
+        ));
     }
     Ok(())
+}
+
+/// The idempotency key of a message: a hash of its content as the server understood it
+/// (message, its id included, and configuration; unknown fields dropped), so that the same
+/// message sent again is recognised and another message under a used id is one of its own.
+fn message_key(params: &MessageSendParams) -> Result<String, ApiError> {
+    let content = serde_json::to_string(&(&params.message, &params.configuration))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(short_hash(&content))
 }
 
 fn merged_data(message: &Message) -> Map<String, Value> {

@@ -10,31 +10,34 @@
 
 use a2a_types::jsonrpc::ErrorObject;
 use a2a_types::v1::{
-    self, CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, V1Role,
-    V1Task,
+    self, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, V1Role, V1Task, V1TaskState,
 };
-use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams};
+use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams, TaskState};
 use axum::http::StatusCode;
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::service::{A2aService, Params, Reply, parse_params};
+use crate::listing::{Cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQuery};
+use crate::service::{
+    A2aService, FinishedTask, Params, Reply, parse_params, validate_user_message,
+};
 use crate::store::decode_task;
 
 /// The request header that names the A2A version a client speaks (absent means 0.3).
 pub const VERSION_HEADER: &str = "a2a-version";
 
 /// The 1.0 methods this server implements.
-pub const METHODS: [&str; 3] = ["SendMessage", "GetTask", "CancelTask"];
+pub const METHODS: [&str; 4] = ["SendMessage", "GetTask", "CancelTask", "ListTasks"];
 
 /// 1.0 methods this synchronous server does not offer, with the 1.0 error each one gets.
-const UNSUPPORTED_METHODS: [(&str, Unsupported); 10] = [
+const UNSUPPORTED_METHODS: [(&str, Unsupported); 9] = [
     ("SendStreamingMessage", Unsupported::Operation),
     ("SubscribeToTask", Unsupported::Operation),
-    ("ListTasks", Unsupported::Operation),
     ("CreateTaskPushNotificationConfig", Unsupported::Push),
     ("GetTaskPushNotificationConfig", Unsupported::Push),
     ("ListTaskPushNotificationConfigs", Unsupported::Push),
@@ -119,65 +122,171 @@ fn major_minor(version: &str) -> Option<(u64, u64)> {
     Some((major, minor))
 }
 
-/// Runs one 1.0 method: translates the params to the 0.3 form the service speaks, runs it,
-/// and translates the task back.
+/// A 1.0 call whose method exists and whose params are valid, in the service's terms.
+enum V1Call {
+    Send(MessageSendParams),
+    Get(TaskQueryParams),
+    Cancel(TaskIdParams),
+    List {
+        query: TaskQuery,
+        include_artifacts: bool,
+    },
+}
+
+impl V1Call {
+    /// Reads a 1.0 method and its params: `-32601` for an unknown method, `-32602` for params
+    /// that do not fit, `-32005` for file parts. Nothing runs.
+    fn parse(method: &str, params: Params<'_>) -> Result<V1Call, ApiError> {
+        match method {
+            "SendMessage" => {
+                let request: SendMessageRequest = parse_params(params)?;
+                if request.message.role != V1Role::User {
+                    return Err(ApiError::InvalidParams(
+                        "message.role must be ROLE_USER".into(),
+                    ));
+                }
+                let params = MessageSendParams::try_from(request)
+                    .map_err(|e| ApiError::InvalidParams(e.to_string()))?;
+                validate_user_message(&params.message)?;
+                Ok(V1Call::Send(params))
+            }
+            "GetTask" => {
+                let request: GetTaskRequest = parse_params(params)?;
+                Ok(V1Call::Get(request.into()))
+            }
+            "CancelTask" => {
+                let request: CancelTaskRequest = parse_params(params)?;
+                Ok(V1Call::Cancel(request.into()))
+            }
+            "ListTasks" => {
+                let request: ListTasksRequest = parse_params(params)?;
+                Ok(V1Call::List {
+                    include_artifacts: request.include_artifacts.unwrap_or(false),
+                    query: task_query(request)?,
+                })
+            }
+            other => Err(ApiError::MethodNotFound(other.to_string())),
+        }
+    }
+}
+
+/// Checks a 1.0 call without running it (a notification is checked this way before its
+/// refusal): the error the call would get for its method or params, if any.
+pub fn check(method: &str, params: Params<'_>) -> Result<(), ApiError> {
+    V1Call::parse(method, params).map(drop)
+}
+
+/// Runs one 1.0 method over the service, which keeps tasks in their 0.3 form, and spells the
+/// result in 1.0 terms.
 pub async fn call(
     service: &A2aService,
     principal: &Principal,
     method: &str,
     params: Params<'_>,
 ) -> Result<Reply, ApiError> {
-    match method {
-        "SendMessage" => {
-            let request: SendMessageRequest = parse_params(params)?;
-            if request.message.role != V1Role::User {
-                return Err(ApiError::InvalidParams(
-                    "message.role must be ROLE_USER".into(),
-                ));
-            }
-            let params = MessageSendParams::try_from(request)
-                .map_err(|e| ApiError::InvalidParams(e.to_string()))?;
-            let reply = service
-                .call(principal, "message/send", Params::Tree(to_value(&params)?))
+    match V1Call::parse(method, params)? {
+        V1Call::Send(params) => {
+            let (result, rate) = service
+                .send(principal, params, FinishedTask::Refuse)
                 .await?;
-            let task = v1_task(&reply.result)?;
+            let task = v1_task(&result)?;
             Ok(Reply {
                 result: to_json(&SendMessageResponse { task })?,
-                rate: reply.rate,
+                rate,
             })
         }
-        "GetTask" => {
-            let request: GetTaskRequest = parse_params(params)?;
-            let params = TaskQueryParams::from(request);
-            let reply = service
-                .call(principal, "tasks/get", Params::Tree(to_value(&params)?))
+        V1Call::Get(params) => {
+            let result = service
+                .get_task(principal, &params.id, params.history_length)
                 .await?;
             Ok(Reply {
-                result: to_json(&v1_task(&reply.result)?)?,
+                result: to_json(&v1_task(&result)?)?,
                 rate: None,
             })
         }
-        "CancelTask" => {
-            let request: CancelTaskRequest = parse_params(params)?;
-            let params = TaskIdParams::from(request);
-            let reply = service
-                .call(principal, "tasks/cancel", Params::Tree(to_value(&params)?))
-                .await?;
+        V1Call::Cancel(params) => {
+            let result = service.cancel_task(principal, &params.id).await?;
             Ok(Reply {
-                result: to_json(&v1_task(&reply.result)?)?,
+                result: to_json(&v1_task(&result)?)?,
                 rate: None,
             })
         }
-        other => Err(ApiError::MethodNotFound(other.to_string())),
+        V1Call::List {
+            query,
+            include_artifacts,
+        } => {
+            let page = service.list_tasks(principal, &query).await?;
+            let tasks: Vec<V1Task> = page
+                .tasks
+                .into_iter()
+                .map(|task| {
+                    let mut task = V1Task::from(task);
+                    if !include_artifacts {
+                        task.artifacts.clear();
+                    }
+                    task
+                })
+                .collect();
+            let response = ListTasksResponse {
+                page_size: u32::try_from(tasks.len()).unwrap_or(u32::MAX),
+                tasks,
+                next_page_token: page.next.map(|cursor| cursor.token()).unwrap_or_default(),
+                total_size: u32::try_from(page.total).unwrap_or(u32::MAX),
+            };
+            Ok(Reply {
+                result: to_json(&response)?,
+                rate: None,
+            })
+        }
     }
+}
+
+/// The service's query for a `ListTasks` request, its bounds checked.
+fn task_query(request: ListTasksRequest) -> Result<TaskQuery, ApiError> {
+    let invalid = |why: String| Err(ApiError::InvalidParams(why));
+    let page_size = request.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+    if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
+        return invalid(format!(
+            "pageSize must be between 1 and {MAX_PAGE_SIZE}, not {page_size}"
+        ));
+    }
+    let after = match request.page_token.as_deref() {
+        None | Some("") => None,
+        Some(token) => match Cursor::from_token(token) {
+            Some(cursor) => Some(cursor),
+            None => {
+                return invalid(
+                    "pageToken is not a token this server gave; send the nextPageToken of the previous page".into(),
+                );
+            }
+        },
+    };
+    let since = match request.status_timestamp_after.as_deref() {
+        None => None,
+        Some(text) => match DateTime::parse_from_rfc3339(text) {
+            Ok(instant) => Some(instant.with_timezone(&Utc)),
+            Err(_) => {
+                return invalid(format!(
+                    "statusTimestampAfter must be an RFC 3339 timestamp such as 2026-12-01T10:00:00Z, not `{text}`"
+                ));
+            }
+        },
+    };
+    Ok(TaskQuery {
+        context_id: request.context_id.filter(|context| !context.is_empty()),
+        state: request
+            .status
+            .filter(|state| *state != V1TaskState::TaskStateUnspecified)
+            .map(TaskState::from),
+        since,
+        page_size,
+        after,
+        history_length: request.history_length,
+    })
 }
 
 fn v1_task(result: &[u8]) -> Result<V1Task, ApiError> {
     Ok(V1Task::from(decode_task(result)?))
-}
-
-fn to_value<T: Serialize>(value: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<Bytes, ApiError> {
@@ -218,7 +327,7 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
                     "UNSUPPORTED_OPERATION",
                     StatusCode::OK,
                     format!(
-                        "This operation is not supported: {method}; SendMessage answers with a finished task, and nothing is streamed or listed"
+                        "This operation is not supported: {method}; SendMessage answers with a finished task, and nothing is streamed"
                     ),
                 ),
                 Some((_, Unsupported::Push)) => (
@@ -242,6 +351,22 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
             }
         }
         ApiError::InvalidParams(_) => (-32602, "INVALID_PARAMS", StatusCode::OK, error.to_string()),
+        ApiError::ContentTypeNotSupported(why) => (
+            -32005,
+            "CONTENT_TYPE_NOT_SUPPORTED",
+            StatusCode::OK,
+            format!("Incompatible content types: {why}"),
+        ),
+        ApiError::TaskFinished { task_id, state } => {
+            metadata.insert("taskId".into(), Value::String(task_id.clone()));
+            metadata.insert("state".into(), Value::String((*state).into()));
+            (
+                -32004,
+                "UNSUPPORTED_OPERATION",
+                StatusCode::OK,
+                format!("This operation is not supported: {error}"),
+            )
+        }
         ApiError::InvalidStateTransition(state) => {
             metadata.insert("state".into(), Value::String((*state).into()));
             (
@@ -429,6 +554,21 @@ mod tests {
                 ApiError::TaskNotFound("t".into()),
                 -32001,
                 "TASK_NOT_FOUND",
+                200,
+            ),
+            (
+                ApiError::ContentTypeNotSupported("files".into()),
+                -32005,
+                "CONTENT_TYPE_NOT_SUPPORTED",
+                200,
+            ),
+            (
+                ApiError::TaskFinished {
+                    task_id: "t".into(),
+                    state: "completed",
+                },
+                -32004,
+                "UNSUPPORTED_OPERATION",
                 200,
             ),
             (

@@ -47,6 +47,9 @@ pub enum Decision {
     },
     /// The shared limiter could not decide and is configured to fail closed.
     Unavailable,
+    /// No limit applies (authentication off without `limits.enabled`): the call runs, and no
+    /// `RateLimit` headers describe a limit that does not exist.
+    Unmetered,
 }
 
 impl Decision {
@@ -61,6 +64,16 @@ impl Decision {
 pub trait RateLimiter: Send + Sync {
     /// Charges one call of `owner` on `plan` to `bucket`, if allowed.
     async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision;
+}
+
+/// The limiter of a server whose limits are off: every call runs.
+pub struct Unmetered;
+
+#[async_trait]
+impl RateLimiter for Unmetered {
+    async fn check(&self, _owner: &Owner, _plan: Plan, _bucket: Bucket) -> Decision {
+        Decision::Unmetered
+    }
 }
 
 type KeyedGcra =

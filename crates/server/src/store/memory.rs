@@ -11,15 +11,19 @@ use moka::policy::EvictionPolicy;
 
 use a2a_types::Task;
 
-use super::{MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task};
+use super::{
+    MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask, TaskStore,
+    decode_task,
+};
 
-/// Tasks (as JSON text), message ids and contexts in three TTL caches (moka), each bounded in
-/// entries. Keys are the owner's hash followed by the client's id: the hash has a fixed length,
-/// so no two (owner, id) pairs share a key.
+/// Tasks (as JSON text), messages, contexts and each owner's task ids in four TTL caches
+/// (moka), each bounded in entries. Keys are the owner's hash followed by the client's id: the
+/// hash has a fixed length, so no two (owner, id) pairs share a key.
 pub struct MemoryStore {
     tasks: Cache<String, Bytes>,
     messages: Cache<String, MessageRecord>,
     contexts: Cache<String, Arc<Vec<String>>>,
+    owners: Cache<String, Arc<Vec<String>>>,
     context_cap: usize,
 }
 
@@ -35,6 +39,7 @@ impl MemoryStore {
             tasks: Self::cache(ttl, max_tasks),
             messages: Self::cache(ttl, max_tasks),
             contexts: Self::cache(ttl, max_tasks),
+            owners: Self::cache(ttl, max_tasks),
             context_cap: 100,
         }
     }
@@ -66,22 +71,22 @@ impl TaskStore for MemoryStore {
     async fn message(
         &self,
         owner: &Owner,
-        message_id: &str,
+        message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
-        Ok(self.messages.get(&Self::key(owner, message_id)).await)
+        Ok(self.messages.get(&Self::key(owner, message_key)).await)
     }
 
     async fn save(
         &self,
         owner: &Owner,
         task: &StoredTask,
-        message_id: &str,
+        message_key: &str,
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let entry = self
             .messages
-            .entry(Self::key(owner, message_id))
+            .entry(Self::key(owner, message_key))
             .or_insert_with(async { record.clone() })
             .await;
         if !entry.is_fresh() {
@@ -107,7 +112,35 @@ impl TaskStore for MemoryStore {
                 Arc::new(ids)
             })
             .await;
+        let task_id = task.id.clone();
+        self.owners
+            .entry(owner.as_str().to_string())
+            .and_upsert_with(|existing| async move {
+                let mut ids = existing
+                    .map(|e| e.into_value().as_ref().clone())
+                    .unwrap_or_default();
+                ids.retain(|id| *id != task_id);
+                ids.push(task_id);
+                if ids.len() > OWNER_INDEX_CAP {
+                    ids.drain(..ids.len() - OWNER_INDEX_CAP);
+                }
+                Arc::new(ids)
+            })
+            .await;
         Ok(SaveOutcome::Saved)
+    }
+
+    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError> {
+        let Some(ids) = self.owners.get(owner.as_str()).await else {
+            return Ok(Vec::new());
+        };
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in ids.iter() {
+            if let Some(json) = self.get(owner, id).await? {
+                tasks.push(json);
+            }
+        }
+        Ok(tasks)
     }
 
     async fn context(
@@ -152,10 +185,7 @@ mod tests {
         let owner = Owner::of("", "alice");
         for n in 0..400 {
             let id = format!("t{n}");
-            let record = MessageRecord {
-                fingerprint: "fp".into(),
-                task_id: id.clone(),
-            };
+            let record = MessageRecord { task_id: id.clone() };
             let saved = store
                 .save(&owner, &task(&id), &format!("m{n}"), &record, true)
                 .await

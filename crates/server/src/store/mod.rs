@@ -1,8 +1,9 @@
 //! Where finished tasks are kept for their TTL, scoped to their owner.
 //!
-//! A task is stored once, when it is terminal. Beside it the store keeps two indexes: the
-//! client's `messageId` → task (so a retried send returns the same task instead of running the
-//! skill again), and `contextId` → tasks (so a follow-up question sees the earlier turns).
+//! A task is stored once, when it is terminal. Beside it the store keeps three indexes: the
+//! message (its id and content) → task (so a retried send returns the same task instead of
+//! running the skill again), `contextId` → tasks (so a follow-up question sees the earlier
+//! turns), and owner → tasks (so `ListTasks` finds a user's tasks without scanning others').
 
 mod memory;
 mod redis;
@@ -42,27 +43,15 @@ pub fn short_hash(value: &str) -> String {
     hex::encode(&digest[..16])
 }
 
-/// What the store remembers about a client message id.
+/// The most tasks the owner index keeps per user (the newest; older ones are still readable by
+/// id until they expire, but no longer listed).
+pub const OWNER_INDEX_CAP: usize = 1000;
+
+/// What the store remembers about a message (by its idempotency key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageRecord {
-    /// A hash of the whole message as first sent: a retry must be the same message.
-    pub fingerprint: String,
     /// The task the message produced.
     pub task_id: String,
-}
-
-impl MessageRecord {
-    fn encode(&self) -> String {
-        format!("{}:{}", self.fingerprint, self.task_id)
-    }
-
-    fn decode(raw: &str) -> Option<Self> {
-        let (fingerprint, task_id) = raw.split_once(':')?;
-        Some(MessageRecord {
-            fingerprint: fingerprint.into(),
-            task_id: task_id.into(),
-        })
-    }
 }
 
 /// A terminal task as the stores keep it: its JSON text, serialised once when the task is
@@ -133,23 +122,29 @@ pub trait TaskStore: Send + Sync {
     /// The owner's task with this id, as JSON text, if it exists and has not expired.
     async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError>;
 
-    /// What the owner's message id produced, if it was seen within the TTL.
+    /// What the owner's message produced, if it was seen within the TTL. `message_key` is the
+    /// message's idempotency key: a hash of its id and content.
     async fn message(
         &self,
         owner: &Owner,
-        message_id: &str,
+        message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError>;
 
-    /// Stores a terminal task with its message record (only if the message id is new), and
-    /// appends it to its context when `new_in_context`. The TTL starts again.
+    /// Stores a terminal task with its message record (only if the message is new), appends
+    /// it to its context when `new_in_context`, and moves it to the newest end of its owner's
+    /// index. The TTL starts again.
     async fn save(
         &self,
         owner: &Owner,
         task: &StoredTask,
-        message_id: &str,
+        message_key: &str,
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError>;
+
+    /// The owner's unexpired tasks as JSON text, at most [`OWNER_INDEX_CAP`] of the most
+    /// recently saved, in no promised order.
+    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError>;
 
     /// The owner's most recent tasks of a context, oldest first, at most `limit`.
     async fn context(
@@ -184,15 +179,5 @@ mod tests {
         // No issuer and subject can be shifted into each other.
         assert_ne!(Owner::of("ab", "c"), Owner::of("a", "bc"));
         assert_ne!(Owner::of("", "1:ab"), Owner::of("a", "b"));
-    }
-
-    #[test]
-    fn message_record_round_trip() {
-        let r = MessageRecord {
-            fingerprint: "ab".into(),
-            task_id: "t-1:x".into(),
-        };
-        assert_eq!(MessageRecord::decode(&r.encode()), Some(r));
-        assert_eq!(MessageRecord::decode("nocolon"), None);
     }
 }

@@ -11,7 +11,8 @@ use redis::{Script, Value};
 use a2a_types::Task;
 
 use super::{
-    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
+    MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask, TaskStore,
+    decode_task, short_hash,
 };
 use crate::redis_conn::{self, RedisConnection};
 
@@ -31,6 +32,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (
         3,
         include_str!("../../../../migrations/0003_owner_with_issuer.lua"),
+    ),
+    (
+        4,
+        include_str!("../../../../migrations/0004_owner_index.lua"),
     ),
 ];
 
@@ -61,6 +66,27 @@ impl RedisStore {
 
     fn key(owner: &Owner, kind: &str, id: &str) -> String {
         format!("a2a:v1:{{o:{}}}:{kind}:{id}", owner.as_str())
+    }
+
+    /// The owner's index of task ids, oldest saved first.
+    fn owner_index(owner: &Owner) -> String {
+        format!("a2a:v1:{{o:{}}}:tasks", owner.as_str())
+    }
+
+    async fn tasks_by_id(
+        connection: &mut RedisConnection,
+        owner: &Owner,
+        ids: &[String],
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = ids.iter().map(|id| Self::key(owner, "task", id)).collect();
+        let raws: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
+            .arg(&keys)
+            .query_async(connection)
+            .await?;
+        Ok(raws.into_iter().flatten().collect())
     }
 }
 
@@ -105,54 +131,61 @@ impl TaskStore for RedisStore {
     async fn message(
         &self,
         owner: &Owner,
-        message_id: &str,
+        message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
-        let raw: Option<String> = redis::cmd("GET")
-            .arg(Self::key(owner, "msg", &short_hash(message_id)))
+        let task_id: Option<String> = redis::cmd("GET")
+            .arg(Self::key(owner, "msg", message_key))
             .query_async(&mut self.connection.clone())
             .await?;
-        match raw {
-            None => Ok(None),
-            Some(raw) => MessageRecord::decode(&raw)
-                .map(Some)
-                .ok_or_else(|| StoreError::Corrupt("message record".into())),
-        }
+        Ok(task_id.map(|task_id| MessageRecord { task_id }))
     }
 
     async fn save(
         &self,
         owner: &Owner,
         task: &StoredTask,
-        message_id: &str,
+        message_key: &str,
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let reply: Vec<Value> = self
             .save_script
-            .key(Self::key(owner, "msg", &short_hash(message_id)))
+            .key(Self::key(owner, "msg", message_key))
             .key(Self::key(owner, "task", &task.id))
             .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
-            .arg(record.encode())
+            .key(Self::owner_index(owner))
+            .arg(&record.task_id)
             .arg(task.json.as_ref())
             .arg(self.ttl_secs)
             .arg(&task.id)
             .arg(if new_in_context { "1" } else { "0" })
             .arg(CONTEXT_CAP)
+            .arg(OWNER_INDEX_CAP)
             .invoke_async(&mut self.connection.clone())
             .await?;
         match reply.as_slice() {
             [Value::Int(1)] => Ok(SaveOutcome::Saved),
             [Value::Int(0), existing] => {
-                let raw: String = redis::from_redis_value(existing.clone())
+                let task_id: String = redis::from_redis_value(existing.clone())
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                MessageRecord::decode(&raw)
-                    .map(SaveOutcome::Duplicate)
-                    .ok_or_else(|| StoreError::Corrupt("message record".into()))
+                Ok(SaveOutcome::Duplicate(MessageRecord { task_id }))
             }
             other => Err(StoreError::Corrupt(format!(
                 "unexpected save reply {other:?}"
             ))),
         }
+    }
+
+    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError> {
+        let mut connection = self.connection.clone();
+        let ids: Vec<String> = redis::cmd("LRANGE")
+            .arg(Self::owner_index(owner))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut connection)
+            .await?;
+        let raws = Self::tasks_by_id(&mut connection, owner, &ids).await?;
+        Ok(raws.into_iter().map(Bytes::from).collect())
     }
 
     async fn context(
@@ -171,15 +204,8 @@ impl TaskStore for RedisStore {
             .arg(-1)
             .query_async(&mut connection)
             .await?;
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let keys: Vec<String> = ids.iter().map(|id| Self::key(owner, "task", id)).collect();
-        let raws: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
-            .arg(&keys)
-            .query_async(&mut connection)
-            .await?;
-        raws.iter().flatten().map(|raw| decode_task(raw)).collect()
+        let raws = Self::tasks_by_id(&mut connection, owner, &ids).await?;
+        raws.iter().map(|raw| decode_task(raw)).collect()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -61,7 +61,7 @@ async fn every_error_row_has_its_code_status_and_name() {
         Case {
             name: "missing id",
             token: TokenKind::Pro,
-            body: json!({"jsonrpc": "2.0", "method": "tasks/get"}),
+            body: json!({"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": "t-1"}}),
             code: -32600,
             status: 200,
             data_name: "INVALID_REQUEST",

@@ -152,7 +152,6 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
         let context_id = &scenario.context_ids[write.context];
         let task = task(task_id, context_id, message_id, &write.text);
         let record = MessageRecord {
-            fingerprint: format!("fp-{}", write.text.len()),
             task_id: task_id.clone(),
         };
         let outcome = store
@@ -203,6 +202,26 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
                 model.messages.get(&(index, message_id.clone()))
             );
         }
+        let mut owned: Vec<Task> = Vec::new();
+        for json in store
+            .owned_tasks(owner)
+            .await
+            .map_err(|e| TestCaseError::fail(format!("owned_tasks failed: {e}")))?
+        {
+            owned.push(
+                serde_json::from_slice(&json)
+                    .map_err(|e| TestCaseError::fail(format!("owned task: {e}")))?,
+            );
+        }
+        owned.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut expected: Vec<&Task> = model
+            .tasks
+            .iter()
+            .filter(|((o, _), _)| *o == index)
+            .map(|(_, task)| task)
+            .collect();
+        expected.sort_by(|a, b| a.id.cmp(&b.id));
+        prop_assert_eq!(owned.iter().collect::<Vec<_>>(), expected, "owner {} lists", index);
         for context_id in &scenario.context_ids {
             let listed = store
                 .context(owner, context_id, CONTEXT_LIMIT)
@@ -235,7 +254,6 @@ async fn check_expiry(
         let message_id = &scenario.message_ids[write.message];
         let context_id = &scenario.context_ids[write.context];
         let record = MessageRecord {
-            fingerprint: "fp".into(),
             task_id: task_id.clone(),
         };
         let task = task(task_id, context_id, message_id, &write.text);
@@ -269,6 +287,7 @@ async fn check_expiry(
                 .map_err(read)?
                 .is_empty()
         );
+        prop_assert!(store.owned_tasks(&owner).await.map_err(read)?.is_empty());
     }
     Ok(())
 }

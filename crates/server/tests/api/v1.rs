@@ -262,7 +262,6 @@ async fn methods_this_server_does_not_offer() {
     let cases = [
         ("SendStreamingMessage", -32004, "UNSUPPORTED_OPERATION"),
         ("SubscribeToTask", -32004, "UNSUPPORTED_OPERATION"),
-        ("ListTasks", -32004, "UNSUPPORTED_OPERATION"),
         (
             "CreateTaskPushNotificationConfig",
             -32003,
