@@ -6,8 +6,8 @@
 
 use a2a_types::AgentCard;
 use axum::body::Body;
-use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::Response;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -100,9 +100,9 @@ impl ServedCards {
         if let Some(tags) = headers.get(header::IF_NONE_MATCH) {
             let ours = card.etag.as_bytes();
             return tags.to_str().is_ok_and(|tags| {
-                tags.split(',').map(str::trim).any(|tag| {
-                    tag == "*" || tag.trim_start_matches("W/").as_bytes() == ours
-                })
+                tags.split(',')
+                    .map(str::trim)
+                    .any(|tag| tag == "*" || tag.trim_start_matches("W/").as_bytes() == ours)
             });
         }
         headers
@@ -170,10 +170,7 @@ pub fn strict_v1(card: &AgentCard) -> Value {
             .collect();
         strict.insert("securityRequirements".into(), Value::Array(requirements));
     }
-    strict.insert(
-        "defaultInputModes".into(),
-        json!(card.default_input_modes),
-    );
+    strict.insert("defaultInputModes".into(), json!(card.default_input_modes));
     strict.insert(
         "defaultOutputModes".into(),
         json!(card.default_output_modes),

@@ -286,9 +286,10 @@ async fn method_not_allowed(
     };
     let wire = Wire::select(version_header(&headers), None);
     let mut response = error_response(&state, None, &error, "-", &wire);
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, OPTIONS"));
+    response.headers_mut().insert(
+        header::ALLOW,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
     response
 }
 

@@ -93,7 +93,9 @@ pub fn page(stored: Vec<Bytes>, query: &TaskQuery) -> Result<TaskPage, StoreErro
             .context_id
             .as_ref()
             .is_some_and(|context| *context != summary.context_id)
-            || query.state.is_some_and(|state| state != summary.status.state)
+            || query
+                .state
+                .is_some_and(|state| state != summary.status.state)
         {
             continue;
         }
@@ -182,7 +184,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!((ids(&second), second.next), (vec!["d"], None));
+        assert_eq!((ids(&second), &second.next), (vec!["d"], &None));
 
         let failed = page(
             tasks.clone(),

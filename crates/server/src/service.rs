@@ -23,8 +23,8 @@ use a2a_types::{
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::limits::{Decision, RateLimiter};
-use crate::metrics::Metrics;
 use crate::listing::{self, TaskPage, TaskQuery};
+use crate::metrics::Metrics;
 use crate::store::{
     MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
 };
@@ -171,9 +171,7 @@ impl A2aService {
     ) -> Result<Reply, ApiError> {
         match ServiceCall::parse(method, params)? {
             ServiceCall::Send(params) => {
-                let (result, rate) = self
-                    .send(principal, params, FinishedTask::Continue)
-                    .await?;
+                let (result, rate) = self.send(principal, params, FinishedTask::Continue).await?;
                 Ok(Reply { result, rate })
             }
             ServiceCall::Get(params) => Ok(Reply {

@@ -185,7 +185,9 @@ mod tests {
         let owner = Owner::of("", "alice");
         for n in 0..400 {
             let id = format!("t{n}");
-            let record = MessageRecord { task_id: id.clone() };
+            let record = MessageRecord {
+                task_id: id.clone(),
+            };
             let saved = store
                 .save(&owner, &task(&id), &format!("m{n}"), &record, true)
                 .await

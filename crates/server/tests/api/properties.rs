@@ -221,7 +221,12 @@ async fn check_scenario(store: &dyn TaskStore, scenario: &Scenario) -> Result<()
             .map(|(_, task)| task)
             .collect();
         expected.sort_by(|a, b| a.id.cmp(&b.id));
-        prop_assert_eq!(owned.iter().collect::<Vec<_>>(), expected, "owner {} lists", index);
+        prop_assert_eq!(
+            owned.iter().collect::<Vec<_>>(),
+            expected,
+            "owner {} lists",
+            index
+        );
         for context_id in &scenario.context_ids {
             let listed = store
                 .context(owner, context_id, CONTEXT_LIMIT)

@@ -250,7 +250,10 @@ async fn reused_message_ids(app: &TestApp) {
     let second = app.rpc(Some(&token), &other_context).await;
     let second = second.result().clone();
     assert_ne!(second["id"], first["id"]);
-    assert_eq!(second["contextId"], other_context["params"]["message"]["contextId"]);
+    assert_eq!(
+        second["contextId"],
+        other_context["params"]["message"]["contextId"]
+    );
     let mut configured = send_body("test_echo", "first", &message_id);
     configured["params"]["configuration"] = json!({"blocking": true, "historyLength": 1});
     let third = app.rpc(Some(&token), &configured).await.result().clone();
@@ -264,7 +267,10 @@ async fn reused_message_ids(app: &TestApp) {
     ] {
         let retry = app.rpc(Some(&token), &body).await;
         assert_eq!(retry.result(), task);
-        assert!(retry.header("ratelimit").is_none(), "a retry is not charged");
+        assert!(
+            retry.header("ratelimit").is_none(),
+            "a retry is not charged"
+        );
     }
     // On 1.0 too: the same id with other text is a new task.
     let mut v1 = v1_message("test_echo", "one");
@@ -356,7 +362,13 @@ async fn the_card_carries_validators_and_answers_304() {
     .await;
     let superset = app.get("/.well-known/agent-card.json").await;
     assert_ne!(strict.header("etag"), superset.header("etag"));
-    assert!(strict.header("vary").unwrap().to_ascii_lowercase().contains("a2a-version"));
+    assert!(
+        strict
+            .header("vary")
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("a2a-version")
+    );
 }
 
 /// `ListTasks`: own tasks only, newest status first, filters, cursor pages, history and
@@ -383,7 +395,13 @@ async fn list_tasks(app: &TestApp) {
     let failed = rpc1(app, &alice, "SendMessage", v1_message("test_fail", "no")).await;
     let failed_id = failed.result()["task"]["id"].as_str().unwrap().to_string();
     ids.push(failed_id.clone());
-    rpc1(app, &mallory, "SendMessage", v1_message("test_echo", "mine")).await;
+    rpc1(
+        app,
+        &mallory,
+        "SendMessage",
+        v1_message("test_echo", "mine"),
+    )
+    .await;
 
     let all = rpc1(app, &alice, "ListTasks", json!({})).await;
     let all = all.result().clone();
@@ -396,7 +414,10 @@ async fn list_tasks(app: &TestApp) {
     let newest_first: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
     assert_eq!(listed, newest_first);
     assert_eq!(all["nextPageToken"], "");
-    assert_eq!((all["totalSize"].as_i64(), all["pageSize"].as_i64()), (Some(6), Some(6)));
+    assert_eq!(
+        (all["totalSize"].as_i64(), all["pageSize"].as_i64()),
+        (Some(6), Some(6))
+    );
     let first = &all["tasks"][0];
     assert!(first.get("kind").is_none());
     assert!(
@@ -444,7 +465,13 @@ async fn list_tasks(app: &TestApp) {
             .iter()
             .all(|t| t["contextId"] == context)
     );
-    let by_state = rpc1(app, &alice, "ListTasks", json!({"status": "TASK_STATE_FAILED"})).await;
+    let by_state = rpc1(
+        app,
+        &alice,
+        "ListTasks",
+        json!({"status": "TASK_STATE_FAILED"}),
+    )
+    .await;
     assert_eq!(by_state.result()["tasks"][0]["id"], failed_id.as_str());
     assert_eq!(by_state.result()["totalSize"], 1);
     let since = stamps[1];
@@ -505,7 +532,11 @@ async fn list_tasks_in_redis_with_an_index_under_the_owner_tag() {
         .unwrap();
     assert_eq!(keys.len(), 2, "one index per owner: {keys:?}");
     for key in keys {
-        let ttl: i64 = redis::cmd("TTL").arg(&key).query_async(&mut con).await.unwrap();
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(&key)
+            .query_async(&mut con)
+            .await
+            .unwrap();
         assert!((86_000..=86_400).contains(&ttl), "{key}: {ttl}");
     }
 }
@@ -584,16 +615,30 @@ async fn a_1_0_request_for_the_card_gets_the_strict_1_0_card() {
         "iconUrl",
     ];
     for key in strict.as_object().unwrap().keys() {
-        assert!(allowed.contains(&key.as_str()), "{key} is not a 1.0 card field");
+        assert!(
+            allowed.contains(&key.as_str()),
+            "{key} is not a 1.0 card field"
+        );
     }
-    for key in ["name", "description", "supportedInterfaces", "version", "skills"] {
+    for key in [
+        "name",
+        "description",
+        "supportedInterfaces",
+        "version",
+        "skills",
+    ] {
         assert!(strict.get(key).is_some(), "{key}");
     }
     let capabilities = strict["capabilities"].as_object().unwrap();
     for key in capabilities.keys() {
         assert!(
-            ["streaming", "pushNotifications", "extensions", "extendedAgentCard"]
-                .contains(&key.as_str()),
+            [
+                "streaming",
+                "pushNotifications",
+                "extensions",
+                "extendedAgentCard"
+            ]
+            .contains(&key.as_str()),
             "{key}"
         );
     }
@@ -620,6 +665,8 @@ async fn a_1_0_request_for_the_card_gets_the_strict_1_0_card() {
     }
     // The tasks/get method of a 0.3 client still works beside it.
     let token = app.token("strict", Plan::Pro);
-    let missing = app.rpc(Some(&token), &call("tasks/get", json!({"id": "x"}))).await;
+    let missing = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": "x"})))
+        .await;
     assert_eq!(missing.code(), -32001);
 }
