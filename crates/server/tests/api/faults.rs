@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use magisterium_a2a::auth::Plan;
 use magisterium_a2a::config::Settings;
-use magisterium_a2a::store::short_hash;
 use redis::aio::MultiplexedConnection;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -351,7 +350,7 @@ async fn wait_until_serving(app: &TestApp, token: &str, task: &Value) -> Duratio
 struct Stored {
     /// Task id → the stored task.
     tasks: HashMap<String, Value>,
-    /// Hashed message id → the task id its record names.
+    /// Hashed message (id and content) → the task id its record names.
     records: HashMap<String, String>,
     /// Hashed context id → the task ids it lists.
     contexts: HashMap<String, Vec<String>>,
@@ -380,10 +379,7 @@ impl Stored {
                     .query_async(admin)
                     .await
                     .unwrap();
-                let (_fingerprint, task_id) = raw
-                    .split_once(':')
-                    .expect("a message record names its task");
-                stored.records.insert(hash.to_string(), task_id.to_string());
+                stored.records.insert(hash.to_string(), raw);
             } else if let Some((_, hash)) = key.split_once(":ctx:") {
                 let ids: Vec<String> = redis::cmd("LRANGE")
                     .arg(&key)
@@ -398,11 +394,16 @@ impl Stored {
         stored
     }
 
-    /// The task id the record of `message_id` names, if its write landed.
+    /// The task id the record of `message_id` names, if its write landed: the named task
+    /// whose history holds that message (saves are atomic, so the task holds it only then).
     fn record_for(&self, message_id: &str) -> Option<&str> {
-        self.records
-            .get(&short_hash(message_id))
-            .map(String::as_str)
+        self.records.values().map(String::as_str).find(|id| {
+            self.tasks.get(*id).is_some_and(|task| {
+                task["history"]
+                    .as_array()
+                    .is_some_and(|history| history.iter().any(|m| m["messageId"] == message_id))
+            })
+        })
     }
 
     /// Nothing half-written: every record names a stored task, every stored task is named by
