@@ -69,20 +69,18 @@ impl ServedCards {
             Wire::V1 => &self.strict,
             Wire::V03 | Wire::Unsupported(_) => &self.superset,
         };
-        let fresh = self.is_current(card, headers);
-        let mut response = if fresh {
-            Response::new(Body::empty())
-        } else {
-            Response::new(Body::from(card.json.clone()))
-        };
-        if fresh {
+        let mut response = if self.is_current(card, headers) {
+            let mut response = Response::new(Body::empty());
             *response.status_mut() = StatusCode::NOT_MODIFIED;
+            response
         } else {
+            let mut response = Response::new(Body::from(card.json.clone()));
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
-        }
+            response
+        };
         let out = response.headers_mut();
         out.insert(
             header::CACHE_CONTROL,

@@ -156,22 +156,10 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
 /// Builds the agent card from the settings and the registered skills. It declares exactly the
 /// authentication that is enforced: none when `auth.mode` is `none`.
 pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> AgentCard {
-    let mut bearer = serde_json::Map::new();
-    let mut requirement = serde_json::Map::new();
-    if settings.auth.mode != AuthMode::None {
-        requirement.insert("bearer".into(), json!([]));
-        bearer.insert(
-        "bearer".into(),
-        json!({
-            "type": "http",
-            "scheme": "bearer",
-            "bearerFormat": "JWT",
-            "description": format!(
-                "An OAuth-issued access token (JWT) of a paid plan, sent as `Authorization: Bearer <token>`. Discovery: {base_url}/.well-known/oauth-protected-resource"
-            ),
-        }),
-        );
-    }
+    let (security_schemes, security) = match settings.auth.mode {
+        AuthMode::None => (serde_json::Map::new(), Vec::new()),
+        AuthMode::Hs256 | AuthMode::Jwks => bearer_security(base_url),
+    };
     let modes = vec!["text/plain".to_string(), "application/json".to_string()];
     AgentCard {
         protocol_version: settings.agent.protocol_version.clone(),
@@ -197,12 +185,8 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
         },
         default_input_modes: modes.clone(),
         default_output_modes: modes.clone(),
-        security: if requirement.is_empty() {
-            Vec::new()
-        } else {
-            vec![requirement]
-        },
-        security_schemes: bearer,
+        security_schemes,
+        security,
         skills: service
             .skills()
             .iter()
@@ -233,6 +217,31 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             },
         ],
     }
+}
+
+/// The bearer scheme (a JWT, discovered through the protected-resource metadata) and the
+/// requirement that every call satisfies it, in the card's 0.3 form.
+fn bearer_security(
+    base_url: &str,
+) -> (
+    serde_json::Map<String, Value>,
+    Vec<serde_json::Map<String, Value>>,
+) {
+    let mut schemes = serde_json::Map::new();
+    schemes.insert(
+        "bearer".into(),
+        json!({
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": format!(
+                "An OAuth-issued access token (JWT) of a paid plan, sent as `Authorization: Bearer <token>`. Discovery: {base_url}/.well-known/oauth-protected-resource"
+            ),
+        }),
+    );
+    let mut requirement = serde_json::Map::new();
+    requirement.insert("bearer".into(), json!([]));
+    (schemes, vec![requirement])
 }
 
 /// RFC 9728 metadata: which authorization servers issue tokens for this resource.

@@ -1,12 +1,14 @@
 //! `ListTasks`: a user's stored tasks filtered, ordered newest status first, and cut into
-//! pages by an opaque cursor, whichever store they came from.
+//! pages by an opaque cursor, whichever store they came from. The page is chosen on the
+//! owner's index alone; only the tasks of the page are read.
+
+use std::collections::HashSet;
 
 use a2a_types::{Task, TaskState};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 
-use crate::store::{StoreError, decode_task};
+use crate::store::{IndexEntry, StoreError, decode_task, short_hash};
 
 /// The most tasks one page holds (A2A 1.0 bounds `pageSize` to 1..=100).
 pub const MAX_PAGE_SIZE: u32 = 100;
@@ -67,79 +69,92 @@ pub struct TaskPage {
     pub total: usize,
 }
 
-/// The members filters and ordering need, read without building the rest of the task.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Summary {
-    id: String,
-    context_id: String,
-    status: SummaryStatus,
+/// Which tasks one page holds, chosen from the owner's index alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The page's task ids, newest status first.
+    pub ids: Vec<String>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<Cursor>,
+    /// How many tasks match the filters, over all pages.
+    pub total: usize,
 }
 
-#[derive(Deserialize)]
-struct SummaryStatus {
-    state: TaskState,
-    #[serde(default)]
-    timestamp: Option<String>,
-}
-
-/// Filters, orders and pages stored tasks (JSON text, in any order).
-pub fn page(stored: Vec<Bytes>, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-    let mut matching = Vec::new();
-    for json in stored {
-        let summary: Summary =
-            serde_json::from_slice(&json).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        if query
-            .context_id
-            .as_ref()
-            .is_some_and(|context| *context != summary.context_id)
-            || query
-                .state
-                .is_some_and(|state| state != summary.status.state)
-        {
-            continue;
-        }
-        let timestamp = summary.status.timestamp.unwrap_or_default();
-        if let Some(since) = query.since {
-            let changed = DateTime::parse_from_rfc3339(&timestamp).ok();
-            if changed.is_none_or(|changed| changed < since) {
-                continue;
-            }
-        }
-        let cursor = Cursor {
-            timestamp,
-            id: summary.id,
-        };
-        matching.push((cursor, json));
-    }
-    matching.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+/// Filters and orders index entries (in any order, a task's newest entry winning) and picks
+/// the page the query asks for.
+pub fn select(entries: Vec<IndexEntry>, query: &TaskQuery) -> Selection {
+    let context_hash = query.context_id.as_deref().map(short_hash);
+    let mut matching: Vec<Cursor> = entries
+        .into_iter()
+        .filter(|entry| {
+            context_hash
+                .as_ref()
+                .is_none_or(|hash| *hash == entry.context_hash)
+                && query.state.is_none_or(|state| state == entry.state)
+                && query.since.is_none_or(|since| {
+                    DateTime::parse_from_rfc3339(&entry.timestamp)
+                        .is_ok_and(|changed| changed >= since)
+                })
+        })
+        .map(|entry| Cursor {
+            timestamp: entry.timestamp,
+            id: entry.task_id,
+        })
+        .collect();
+    matching.sort_unstable_by(|a, b| b.cmp(a));
+    let mut seen = HashSet::new();
+    matching.retain(|cursor| seen.insert(cursor.id.clone()));
     let total = matching.len();
     let start = match &query.after {
-        Some(after) => matching.partition_point(|(cursor, _)| cursor >= after),
+        Some(after) => matching.partition_point(|cursor| cursor >= after),
         None => 0,
     };
     let rest = &matching[start..];
     let size = rest.len().min(query.page_size as usize);
-    let next = (rest.len() > size && size > 0).then(|| rest[size - 1].0.clone());
-    let mut tasks = Vec::with_capacity(size);
-    for (_, json) in &rest[..size] {
+    let next = (rest.len() > size && size > 0).then(|| rest[size - 1].clone());
+    Selection {
+        ids: rest[..size]
+            .iter()
+            .map(|cursor| cursor.id.clone())
+            .collect(),
+        next,
+        total,
+    }
+}
+
+/// The page's tasks read back (JSON text, `None` for one that expired meanwhile), with their
+/// histories trimmed as the query asks.
+pub fn page(
+    selection: Selection,
+    stored: Vec<Option<Bytes>>,
+    query: &TaskQuery,
+) -> Result<TaskPage, StoreError> {
+    let mut tasks = Vec::with_capacity(stored.len());
+    for json in stored.iter().flatten() {
         let mut task = decode_task(json)?;
         if let Some(length) = query.history_length {
             task.trim_history(usize::try_from(length).unwrap_or(usize::MAX));
         }
         tasks.push(task);
     }
-    Ok(TaskPage { tasks, next, total })
+    Ok(TaskPage {
+        tasks,
+        next: selection.next,
+        total: selection.total,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn stored(id: &str, context: &str, state: &str, timestamp: &str) -> Bytes {
-        Bytes::from(format!(
-            r#"{{"kind":"task","id":"{id}","contextId":"{context}","status":{{"state":"{state}","timestamp":"{timestamp}"}},"artifacts":[],"history":[]}}"#
-        ))
+    fn entry(id: &str, context: &str, state: TaskState, timestamp: &str) -> IndexEntry {
+        IndexEntry {
+            task_id: id.into(),
+            timestamp: timestamp.into(),
+            state,
+            context_hash: short_hash(context),
+        }
     }
 
     fn query() -> TaskQuery {
@@ -153,58 +168,48 @@ mod tests {
         }
     }
 
-    fn ids(page: &TaskPage) -> Vec<&str> {
-        page.tasks.iter().map(|t| t.id.as_str()).collect()
-    }
-
     #[test]
     fn pages_follow_each_other_newest_first_with_ties_broken_by_id() {
-        let tasks = vec![
-            stored("a", "c1", "completed", "2026-12-01T10:00:00.000Z"),
-            stored("c", "c1", "failed", "2026-12-01T12:00:00.000Z"),
-            stored("b", "c2", "completed", "2026-12-01T12:00:00.000Z"),
-            stored("d", "c2", "completed", "2026-12-01T09:00:00.000Z"),
+        let entries = vec![
+            entry("a", "c1", TaskState::Completed, "2026-12-01T10:00:00.000Z"),
+            entry("c", "c1", TaskState::Failed, "2026-12-01T12:00:00.000Z"),
+            entry("b", "c2", TaskState::Completed, "2026-12-01T12:00:00.000Z"),
+            entry("d", "c2", TaskState::Completed, "2026-12-01T09:00:00.000Z"),
+            // An older entry of a continued task gives way to its newest.
+            entry("a", "c1", TaskState::Completed, "2026-12-01T08:00:00.000Z"),
         ];
-        let first = page(
-            tasks.clone(),
-            &TaskQuery {
-                page_size: 3,
-                ..query()
-            },
-        )
-        .unwrap();
-        assert_eq!((ids(&first), first.total), (vec!["c", "b", "a"], 4));
-        let token = first.next.unwrap().token();
-        let second = page(
-            tasks.clone(),
-            &TaskQuery {
-                page_size: 3,
-                after: Cursor::from_token(&token),
-                ..query()
-            },
-        )
-        .unwrap();
-        assert_eq!((ids(&second), &second.next), (vec!["d"], &None));
+        let paged = |after: Option<Cursor>| {
+            select(
+                entries.clone(),
+                &TaskQuery {
+                    page_size: 3,
+                    after,
+                    ..query()
+                },
+            )
+        };
+        let first = paged(None);
+        assert_eq!((first.ids.join(","), first.total), ("c,b,a".into(), 4));
+        let second = paged(Cursor::from_token(&first.next.unwrap().token()));
+        assert_eq!((second.ids.join(","), second.next), ("d".into(), None));
 
-        let failed = page(
-            tasks.clone(),
+        let failed = select(
+            entries.clone(),
             &TaskQuery {
                 state: Some(TaskState::Failed),
                 ..query()
             },
-        )
-        .unwrap();
-        assert_eq!((ids(&failed), failed.total), (vec!["c"], 1));
-        let since = page(
-            tasks,
+        );
+        assert_eq!((failed.ids.join(","), failed.total), ("c".into(), 1));
+        let since = select(
+            entries.clone(),
             &TaskQuery {
                 context_id: Some("c2".into()),
                 since: Some("2026-12-01T12:00:00Z".parse().unwrap()),
                 ..query()
             },
-        )
-        .unwrap();
-        assert_eq!(ids(&since), vec!["b"]);
+        );
+        assert_eq!(since.ids.join(","), "b");
     }
 
     #[test]

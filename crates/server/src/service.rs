@@ -226,8 +226,10 @@ impl A2aService {
         query: &TaskQuery,
     ) -> Result<TaskPage, ApiError> {
         self.charge(principal, Bucket::Read).await?;
-        let stored = self.store.owned_tasks(&principal.owner).await?;
-        Ok(listing::page(stored, query)?)
+        let owner = &principal.owner;
+        let selection = listing::select(self.store.owned_index(owner).await?, query);
+        let stored = self.store.tasks(owner, &selection.ids).await?;
+        Ok(listing::page(selection, stored, query)?)
     }
 
     /// Charges one call of the caller to `bucket`, or refuses it (429 `-32003`).

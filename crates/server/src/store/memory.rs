@@ -12,8 +12,8 @@ use moka::policy::EvictionPolicy;
 use a2a_types::Task;
 
 use super::{
-    MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask, TaskStore,
-    decode_task,
+    IndexEntry, MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask,
+    TaskStore, decode_task,
 };
 
 /// Tasks (as JSON text), messages, contexts and each owner's task ids in four TTL caches
@@ -23,7 +23,7 @@ pub struct MemoryStore {
     tasks: Cache<String, Bytes>,
     messages: Cache<String, MessageRecord>,
     contexts: Cache<String, Arc<Vec<String>>>,
-    owners: Cache<String, Arc<Vec<String>>>,
+    owners: Cache<String, Arc<Vec<IndexEntry>>>,
     context_cap: usize,
 }
 
@@ -112,33 +112,41 @@ impl TaskStore for MemoryStore {
                 Arc::new(ids)
             })
             .await;
-        let task_id = task.id.clone();
+        let entry = task.entry.clone();
         self.owners
             .entry(owner.as_str().to_string())
             .and_upsert_with(|existing| async move {
-                let mut ids = existing
+                let mut entries = existing
                     .map(|e| e.into_value().as_ref().clone())
                     .unwrap_or_default();
-                ids.retain(|id| *id != task_id);
-                ids.push(task_id);
-                if ids.len() > OWNER_INDEX_CAP {
-                    ids.drain(..ids.len() - OWNER_INDEX_CAP);
+                entries.retain(|e| e.task_id != entry.task_id);
+                entries.push(entry);
+                if entries.len() > OWNER_INDEX_CAP {
+                    entries.drain(..entries.len() - OWNER_INDEX_CAP);
                 }
-                Arc::new(ids)
+                Arc::new(entries)
             })
             .await;
         Ok(SaveOutcome::Saved)
     }
 
-    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError> {
-        let Some(ids) = self.owners.get(owner.as_str()).await else {
+    async fn owned_index(&self, owner: &Owner) -> Result<Vec<IndexEntry>, StoreError> {
+        let Some(entries) = self.owners.get(owner.as_str()).await else {
             return Ok(Vec::new());
         };
-        let mut tasks = Vec::with_capacity(ids.len());
-        for id in ids.iter() {
-            if let Some(json) = self.get(owner, id).await? {
-                tasks.push(json);
+        let mut live = Vec::with_capacity(entries.len());
+        for entry in entries.iter() {
+            if self.tasks.contains_key(&Self::key(owner, &entry.task_id)) {
+                live.push(entry.clone());
             }
+        }
+        Ok(live)
+    }
+
+    async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in ids {
+            tasks.push(self.get(owner, id).await?);
         }
         Ok(tasks)
     }
@@ -176,6 +184,12 @@ mod tests {
             id: id.into(),
             context_id: format!("ctx-{id}"),
             json: Bytes::from(format!(r#"{{"id":"{id}"}}"#)),
+            entry: IndexEntry {
+                task_id: id.into(),
+                timestamp: "2026-12-01T10:00:00.000Z".into(),
+                state: a2a_types::TaskState::Completed,
+                context_hash: super::super::short_hash(&format!("ctx-{id}")),
+            },
         }
     }
 

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use a2a_types::Task;
+use a2a_types::{Task, TaskState};
 
 pub use memory::MemoryStore;
 pub use redis::{RedisStore, apply_migrations};
@@ -54,9 +54,60 @@ pub struct MessageRecord {
     pub task_id: String,
 }
 
+/// One entry of an owner's task index: what `ListTasks` filters and orders on, so that a
+/// listing reads a small entry per task and the tasks of one page only, however large tasks
+/// grow. The context id is hashed, so an entry stays small whatever id a client chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The task id.
+    pub task_id: String,
+    /// The status timestamp (RFC 3339 UTC, milliseconds).
+    pub timestamp: String,
+    /// The status state.
+    pub state: TaskState,
+    /// [`short_hash`] of the context id.
+    pub context_hash: String,
+}
+
+impl IndexEntry {
+    /// The entry of a task.
+    pub fn of(task: &Task) -> Self {
+        IndexEntry {
+            task_id: task.id.clone(),
+            timestamp: task.status.timestamp.clone().unwrap_or_default(),
+            state: task.status.state,
+            context_hash: short_hash(&task.context_id),
+        }
+    }
+
+    /// The text form kept in Redis: the task id first, so the save script finds a task's
+    /// earlier entry by prefix.
+    pub fn encode(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{}",
+            self.task_id,
+            self.timestamp,
+            self.state.as_str(),
+            self.context_hash
+        )
+    }
+
+    /// Reads [`IndexEntry::encode`]'s text.
+    pub fn decode(raw: &str) -> Option<Self> {
+        let mut fields = raw.split('\t');
+        let entry = IndexEntry {
+            task_id: fields.next()?.to_string(),
+            timestamp: fields.next()?.to_string(),
+            state: serde_json::from_value(fields.next()?.into()).ok()?,
+            context_hash: fields.next()?.to_string(),
+        };
+        fields.next().is_none().then_some(entry)
+    }
+}
+
 /// A terminal task as the stores keep it: its JSON text, serialised once when the task is
 /// made, so that reading it back answers `tasks/get` without parsing or serialising it again;
-/// and the ids the indexes need.
+/// and what the indexes need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredTask {
     /// The task id.
@@ -65,6 +116,8 @@ pub struct StoredTask {
     pub context_id: String,
     /// The whole task, as JSON text.
     pub json: Bytes,
+    /// Its entry in the owner's index.
+    pub entry: IndexEntry,
 }
 
 impl StoredTask {
@@ -76,6 +129,7 @@ impl StoredTask {
         Ok(StoredTask {
             id: task.id.clone(),
             context_id: task.context_id.clone(),
+            entry: IndexEntry::of(task),
             json: Bytes::copy_from_slice(&json),
         })
     }
@@ -142,9 +196,13 @@ pub trait TaskStore: Send + Sync {
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError>;
 
-    /// The owner's unexpired tasks as JSON text, at most [`OWNER_INDEX_CAP`] of the most
-    /// recently saved, in no promised order.
-    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError>;
+    /// The index entries of the owner's tasks saved within the TTL, at most
+    /// [`OWNER_INDEX_CAP`] of the most recently saved, in no promised order.
+    async fn owned_index(&self, owner: &Owner) -> Result<Vec<IndexEntry>, StoreError>;
+
+    /// The owner's tasks with these ids, as JSON text, in the same order (`None`: expired or
+    /// unknown).
+    async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError>;
 
     /// The owner's most recent tasks of a context, oldest first, at most `limit`.
     async fn context(
@@ -179,5 +237,18 @@ mod tests {
         // No issuer and subject can be shifted into each other.
         assert_ne!(Owner::of("ab", "c"), Owner::of("a", "bc"));
         assert_ne!(Owner::of("", "1:ab"), Owner::of("a", "b"));
+    }
+
+    #[test]
+    fn index_entries_round_trip() {
+        let entry = IndexEntry {
+            task_id: "t-1".into(),
+            timestamp: "2026-12-01T10:00:00.000Z".into(),
+            state: TaskState::Failed,
+            context_hash: short_hash("ctx\twith a tab"),
+        };
+        assert_eq!(IndexEntry::decode(&entry.encode()), Some(entry));
+        assert_eq!(IndexEntry::decode("t\t2026\tdone\tc"), None);
+        assert_eq!(IndexEntry::decode("t\t2026"), None);
     }
 }

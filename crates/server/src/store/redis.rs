@@ -11,8 +11,8 @@ use redis::{Script, Value};
 use a2a_types::Task;
 
 use super::{
-    MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask, TaskStore,
-    decode_task, short_hash,
+    IndexEntry, MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask,
+    TaskStore, decode_task, short_hash,
 };
 use crate::redis_conn::{self, RedisConnection};
 
@@ -68,7 +68,7 @@ impl RedisStore {
         format!("a2a:v1:{{o:{}}}:{kind}:{id}", owner.as_str())
     }
 
-    /// The owner's index of task ids, oldest saved first.
+    /// The owner's index: encoded [`IndexEntry`]s, least recently saved first.
     fn owner_index(owner: &Owner) -> String {
         format!("a2a:v1:{{o:{}}}:tasks", owner.as_str())
     }
@@ -77,16 +77,15 @@ impl RedisStore {
         connection: &mut RedisConnection,
         owner: &Owner,
         ids: &[String],
-    ) -> Result<Vec<Vec<u8>>, StoreError> {
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let keys: Vec<String> = ids.iter().map(|id| Self::key(owner, "task", id)).collect();
-        let raws: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
+        Ok(redis::cmd("MGET")
             .arg(&keys)
             .query_async(connection)
-            .await?;
-        Ok(raws.into_iter().flatten().collect())
+            .await?)
     }
 }
 
@@ -161,6 +160,7 @@ impl TaskStore for RedisStore {
             .arg(if new_in_context { "1" } else { "0" })
             .arg(CONTEXT_CAP)
             .arg(OWNER_INDEX_CAP)
+            .arg(task.entry.encode())
             .invoke_async(&mut self.connection.clone())
             .await?;
         match reply.as_slice() {
@@ -176,16 +176,39 @@ impl TaskStore for RedisStore {
         }
     }
 
-    async fn owned_tasks(&self, owner: &Owner) -> Result<Vec<Bytes>, StoreError> {
+    async fn owned_index(&self, owner: &Owner) -> Result<Vec<IndexEntry>, StoreError> {
         let mut connection = self.connection.clone();
-        let ids: Vec<String> = redis::cmd("LRANGE")
+        let raws: Vec<String> = redis::cmd("LRANGE")
             .arg(Self::owner_index(owner))
             .arg(0)
             .arg(-1)
             .query_async(&mut connection)
             .await?;
-        let raws = Self::tasks_by_id(&mut connection, owner, &ids).await?;
-        Ok(raws.into_iter().map(Bytes::from).collect())
+        let entries = raws
+            .iter()
+            .map(|raw| {
+                IndexEntry::decode(raw).ok_or_else(|| StoreError::Corrupt("index entry".into()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if entries.is_empty() {
+            return Ok(entries);
+        }
+        // The index outlives tasks saved long before its last renewal: keep the live ones.
+        let mut exists = redis::pipe();
+        for entry in &entries {
+            exists.exists(Self::key(owner, "task", &entry.task_id));
+        }
+        let live: Vec<bool> = exists.query_async(&mut connection).await?;
+        Ok(entries
+            .into_iter()
+            .zip(live)
+            .filter_map(|(entry, live)| live.then_some(entry))
+            .collect())
+    }
+
+    async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        let raws = Self::tasks_by_id(&mut self.connection.clone(), owner, ids).await?;
+        Ok(raws.into_iter().map(|raw| raw.map(Bytes::from)).collect())
     }
 
     async fn context(
@@ -205,7 +228,7 @@ impl TaskStore for RedisStore {
             .query_async(&mut connection)
             .await?;
         let raws = Self::tasks_by_id(&mut connection, owner, &ids).await?;
-        raws.iter().map(|raw| decode_task(raw)).collect()
+        raws.iter().flatten().map(|raw| decode_task(raw)).collect()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
