@@ -702,15 +702,17 @@ pub fn routes(kit: Arc<Kit>) -> axum::Router {
 /// The middleware: records every request and what it was answered. Scenarios themselves are
 /// applied by the endpoint (see [`Kit::scenario`]), so their answers are the real ones.
 pub async fn observe(State(kit): State<Arc<Kit>>, request: Request, next: Next) -> Response {
-    let path = request.uri().path().to_string();
+    // The endpoint is served with and without a trailing slash, and its GET is the card.
+    let path = request.uri().path();
+    let endpoint = path.strip_suffix('/').unwrap_or(path) == RPC_PATH;
     if request.method() == Method::GET
-        && (path == "/.well-known/agent.json" || path == "/.well-known/agent-card.json")
+        && (endpoint || path == "/.well-known/agent.json" || path == "/.well-known/agent-card.json")
     {
         let observed = kit.observe(&request, b"");
         kit.observe_card(&observed.run);
         return next.run(request).await;
     }
-    if path != RPC_PATH || request.method() != Method::POST {
+    if !endpoint || request.method() != Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();

@@ -670,3 +670,42 @@ async fn a_1_0_request_for_the_card_gets_the_strict_1_0_card() {
         .await;
     assert_eq!(missing.code(), -32001);
 }
+
+#[tokio::test]
+async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
+    let app = spawn_app(|s| s.conformance.enabled = true).await;
+    let token = app.token("kit-slash", Plan::Pro);
+    for path in ["/api/v1/a2a", "/api/v1/a2a/"] {
+        let fetched = reply(
+            app.client
+                .get(format!("{}{path}", app.base))
+                .header("a2a-client-run", "slash-run"),
+        )
+        .await;
+        assert_eq!(fetched.status, 200);
+    }
+    let mut request = app
+        .client
+        .post(format!("{}/api/v1/a2a/", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("a2a-client-run", "slash-run");
+    request = request.body(call("message/stream", json!({})).to_string());
+    assert_eq!(reply(request).await.code(), -32601);
+    let report = app.get("/conformance/report").await.body;
+    let run = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run"] == "run:slash-run")
+        .expect("the run is observed")
+        .clone();
+    let rules: Vec<&str> = run["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"card-refetched-early"), "{rules:?}");
+    assert!(rules.contains(&"unsupported-method"), "{rules:?}");
+}
