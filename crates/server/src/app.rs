@@ -386,6 +386,11 @@ impl Application {
         &self.base_url
     }
 
+    /// Whether rate limits apply, in words (`on`, or `off` and why), for the start-up line.
+    pub fn rate_limits(&self) -> &'static str {
+        self.rate_limits
+    }
+
     /// Serves until `shutdown` resolves, then finishes the requests in flight.
     pub async fn run_until(
         self,

@@ -198,9 +198,10 @@ async fn serve(settings: Settings) -> Result<(), StartupError> {
     telemetry::init(&settings.log);
     let application = Application::build(settings).await?;
     println!(
-        "magisterium-a2a listening: JSON-RPC {}/api/v1/a2a, card {}/.well-known/agent.json",
+        "magisterium-a2a listening: JSON-RPC {}/api/v1/a2a, card {}/.well-known/agent.json, rate limits {}",
         application.base_url(),
-        application.base_url()
+        application.base_url(),
+        application.rate_limits()
     );
     application
         .run_until(app::shutdown_signal())

@@ -202,14 +202,19 @@ async fn users_are_isolated_in_redis() {
 }
 
 /// The real binary with debug JSON logs, its output captured; killed on drop.
-struct LoggedServer {
+pub struct LoggedServer {
     child: Child,
-    base: String,
+    pub base: String,
     _data: tempfile::TempDir,
 }
 
 impl LoggedServer {
     fn start() -> LoggedServer {
+        Self::start_with(&[])
+    }
+
+    /// [`LoggedServer::start`] with more environment variables (settings).
+    pub fn start_with(env: &[(&str, &str)]) -> LoggedServer {
         let data = tempfile::tempdir().unwrap();
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
@@ -220,6 +225,7 @@ impl LoggedServer {
             .env("A2A__SERVER__BIND", format!("127.0.0.1:{port}"))
             .env("A2A__AUTH__HS256_SECRET", SECRET)
             .env("A2A__DATA__DIR", data.path())
+            .envs(env.iter().copied())
             .arg("--config-dir")
             .arg(data.path())
             .arg("serve")
@@ -242,7 +248,7 @@ impl LoggedServer {
     }
 
     /// Stops the server and returns everything it wrote.
-    fn stop(mut self) -> String {
+    pub fn stop(mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let mut output = String::new();

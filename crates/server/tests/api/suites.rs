@@ -9,6 +9,7 @@ use reqwest::header::{ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use serde_json::{Value, json};
 
 use crate::helpers::{RedisServer, Reply, TestApp, call, send_body, spawn_app, uuid, with_redis};
+use crate::isolation::LoggedServer;
 
 /// POSTs `body` to `path` with an optional token and `A2A-Version` header.
 async fn post(
@@ -164,6 +165,41 @@ async fn auth_off_mode_applies_no_rate_limit_unless_limits_are_enabled() {
         codes.push(on.send(&token, "test_expensive_echo", "x").await.code());
     }
     assert_eq!(codes, [0, 0, -32003]);
+}
+
+#[tokio::test]
+async fn the_start_up_line_says_whether_rate_limits_apply() {
+    for (env, expected) in [
+        (
+            vec![("A2A__AUTH__MODE", "none")],
+            "off: authentication is off",
+        ),
+        (
+            vec![
+                ("A2A__AUTH__MODE", "none"),
+                ("A2A__LIMITS__ENABLED", "true"),
+            ],
+            "on",
+        ),
+        (vec![], "on"),
+    ] {
+        let server = LoggedServer::start_with(&env);
+        let healthy = crate::helpers::http_client()
+            .get(format!("{}/healthz", server.base))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(healthy.status(), 200);
+        let output = server.stop();
+        let line = output
+            .lines()
+            .find(|line| line.starts_with("magisterium-a2a listening"))
+            .unwrap_or_else(|| panic!("a start-up line: {output}"));
+        assert!(
+            line.contains(&format!("rate limits {expected}")),
+            "{env:?}: {line}"
+        );
+    }
 }
 
 async fn futures_codes(app: &TestApp) -> Vec<i64> {
