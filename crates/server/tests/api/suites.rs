@@ -745,3 +745,14 @@ async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
     assert!(rules.contains(&"card-refetched-early"), "{rules:?}");
     assert!(rules.contains(&"unsupported-method"), "{rules:?}");
 }
+
+#[tokio::test]
+async fn list_tasks_is_charged_to_the_read_budget() {
+    let app = spawn_app(|s| s.limits.reads_per_minute = 2).await;
+    let token = app.token("list-reader", Plan::Pro);
+    let mut codes = Vec::new();
+    for _ in 0..3 {
+        codes.push(rpc1(&app, &token, "ListTasks", json!({})).await.code());
+    }
+    assert_eq!(codes, [0, 0, -32000], "{codes:?}");
+}
