@@ -159,13 +159,18 @@ def worker(w):
             "kind": "message", "messageId": f"load-{w}-{n}", "role": "user",
             "parts": [{"kind": "data", "data": {"date": "2026-12-08"}}], "metadata": {"skillId": "saints_of_the_day"}}}}).encode()
         req = urllib.request.Request(url, body, {"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+        message_id = f"load-{w}-{n}"
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
-                results.append((r.status, json.loads(r.read())))
+                raw = r.read()
+                try:
+                    results.append((message_id, r.status, json.loads(raw)))
+                except ValueError:
+                    results.append((message_id, r.status, raw.decode("utf-8", "replace")))
         except urllib.error.HTTPError as e:
-            results.append((e.code, None))
+            results.append((message_id, e.code, e.read().decode("utf-8", "replace")))
         except Exception as e:
-            results.append(("transport", str(e)))
+            results.append((message_id, "transport", repr(e)))
         time.sleep(0.01)
 threads = [threading.Thread(target=worker, args=(w,)) for w in range(4)]
 [t.start() for t in threads]; [t.join() for t in threads]
@@ -177,15 +182,23 @@ kill -TERM "${REPLICA_PIDS[1]}"
 wait "$LOAD_PID"
 wait "${REPLICA_PIDS[1]}" 2>/dev/null && stopped_cleanly=yes || stopped_cleanly=no
 check "the stopped replica exits cleanly after SIGTERM" "$stopped_cleanly" yes
+# Every request that failed is named with what it got, on stderr, before the counts.
 summary=$(python3 - <<'PY'
-import json, os
+import json, os, sys
 results = json.load(open(os.environ["LOAD_OUT"]))
-transport = sum(1 for s, _ in results if s == "transport")
-bad = sum(1 for s, b in results if s != 200 or not b or "result" not in b)
-print(len(results), transport, bad)
+def answered(status, body):
+    return status == 200 and isinstance(body, dict) and "result" in body
+transport = [r for r in results if r[1] == "transport"]
+bad = [r for r in results if not answered(r[1], r[2])]
+for message_id, status, body in bad:
+    print(f"     request {message_id}: {status} {json.dumps(body)[:300]}", file=sys.stderr)
+print(len(results), len(transport), len(bad))
 PY
 )
 read -r total transport bad <<<"$summary"
+if [ "$bad" != 0 ]; then
+  echo "     nginx error log:" >&2; tail -n 20 "$WORK/nginx-error.log" | sed 's/^/     /' >&2
+fi
 check "240 requests answered during the stop" "$total" 240
 check "no transport error at the load balancer" "$transport" 0
 check "every request answered with a task" "$bad" 0
@@ -194,8 +207,8 @@ import json, os, sys, urllib.request
 lb, token = sys.argv[1], sys.argv[2]
 results = json.load(open(os.environ["LOAD_OUT"]))
 lost = 0
-for status, body in results:
-    if status != 200 or not body or "result" not in body:
+for _, status, body in results:
+    if status != 200 or not isinstance(body, dict) or "result" not in body:
         continue
     task = body["result"]
     req = urllib.request.Request(lb + "/api/v1/a2a", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",

@@ -1,7 +1,12 @@
 //! The accept loop: hyper with limits a server facing the internet needs and `axum::serve`
 //! does not expose — a cap on open connections, a deadline on every connection that is not
 //! serving a request (slow-loris, silent sockets, HTTP/2 prefaces that never ask anything), a
-//! bound on header size — and a graceful shutdown that finishes requests in flight.
+//! bound on header size — and a graceful shutdown that answers every request already sent.
+//!
+//! At shutdown the connections the kernel has already accepted (the listen backlog) are taken
+//! before the listener closes, because closing it resets them and a load balancer cannot resend
+//! a POST it has already sent; and a connection whose request is not read yet gets that request
+//! answered (hyper's graceful shutdown alone would drop it unanswered).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,9 +21,13 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
+
+/// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
+/// too; this bounds the drain under a flood of new connections).
+const MAX_BACKLOG_DRAINED: usize = 4096;
 
 /// Connection-level limits.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +51,8 @@ struct Activity {
     opened: Instant,
     in_progress: AtomicUsize,
     last_change_ms: AtomicU64,
+    /// Stores a permit when a request starts: a wait after any request completes at once.
+    began: Notify,
 }
 
 impl Activity {
@@ -50,6 +61,7 @@ impl Activity {
             opened: Instant::now(),
             in_progress: AtomicUsize::new(0),
             last_change_ms: AtomicU64::new(0),
+            began: Notify::new(),
         }
     }
 
@@ -66,6 +78,7 @@ impl Activity {
     fn begin(self: &Arc<Self>) -> InProgress {
         self.in_progress.fetch_add(1, Ordering::Relaxed);
         self.touch();
+        self.began.notify_one();
         InProgress(Arc::clone(self))
     }
 
@@ -88,8 +101,9 @@ impl Drop for InProgress {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves, then stops accepting and waits (up
-/// to the grace period) for the connections' requests in flight.
+/// Serves `router` on `listener` until `shutdown` resolves, then stops accepting, serves the
+/// connections already waiting in the backlog, and waits (up to the grace period) for the
+/// connections' requests in flight.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -134,9 +148,38 @@ pub async fn serve(
             drop(permit);
         });
     }
-    drop(listener);
     let _ = stop.send(true);
-    let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    let mut waiting = 0;
+    for (stream, peer) in drain_backlog(listener) {
+        // Each drained connection holds a slot of its own, so the wait below covers it.
+        if max_connections + waiting >= Semaphore::MAX_PERMITS {
+            break;
+        }
+        slots.add_permits(1);
+        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+            continue;
+        };
+        waiting += 1;
+        let connection = serve_connection(
+            &builder,
+            stream,
+            peer,
+            router.clone(),
+            limits.header_read_timeout,
+            stopping.clone(),
+        );
+        tokio::spawn(async move {
+            connection.await;
+            drop(permit);
+        });
+    }
+    if waiting > 0 {
+        tracing::info!(
+            connections = waiting,
+            "shutdown: serving the connections waiting in the backlog"
+        );
+    }
+    let all = u32::try_from(max_connections + waiting).unwrap_or(u32::MAX);
     if tokio::time::timeout(limits.shutdown_grace, slots.acquire_many(all))
         .await
         .is_err()
@@ -144,6 +187,45 @@ pub async fn serve(
         tracing::warn!("shutdown grace period over: closing the connections still open");
     }
     Ok(())
+}
+
+/// Takes every connection waiting in the listen backlog, then closes the listener. The accepts
+/// are direct non-blocking calls, so the backlog is seen as the kernel holds it now.
+fn drain_backlog(listener: TcpListener) -> Vec<(TcpStream, SocketAddr)> {
+    let listener = match listener.into_std() {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::warn!(%error, "shutdown: the listen backlog could not be drained");
+            return Vec::new();
+        }
+    };
+    let mut drained = Vec::new();
+    while drained.len() < MAX_BACKLOG_DRAINED {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                match stream
+                    .set_nonblocking(true)
+                    .and_then(|()| TcpStream::from_std(stream))
+                {
+                    Ok(stream) => drained.push((stream, peer)),
+                    Err(error) => {
+                        tracing::warn!(%error, %peer, "shutdown: a waiting connection could not be served")
+                    }
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted
+                ) => {}
+            Err(error) => {
+                tracing::warn!(%error, "shutdown: accept failed while draining the backlog");
+                break;
+            }
+        }
+    }
+    drained
 }
 
 /// HTTP/1 and HTTP/2 (by prior knowledge, `h2c`) on one port. HTTP/2 pings a peer whose
@@ -197,6 +279,7 @@ fn serve_connection(
         let check = tokio::time::sleep(idle_timeout);
         tokio::pin!(check);
         let mut closing = false;
+        let mut stop_after_first_request = false;
         loop {
             tokio::select! {
                 result = connection.as_mut() => {
@@ -205,7 +288,13 @@ fn serve_connection(
                     }
                     return;
                 }
-                _ = stopping.changed(), if !closing => {
+                _ = stopping.changed(), if !closing && !stop_after_first_request => {
+                    // A client that connected just before the stop may have sent a request not
+                    // read yet: close after a request has started (at once if one already has),
+                    // or at the idle deadline if none comes.
+                    stop_after_first_request = true;
+                }
+                () = activity.began.notified(), if stop_after_first_request && !closing => {
                     closing = true;
                     connection.as_mut().graceful_shutdown();
                 }

@@ -180,6 +180,13 @@ pub async fn spawn_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
 }
 
 impl TestApp {
+    /// Starts the server's shutdown (what SIGTERM does), as a replica being stopped.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
     /// A token for `sub` on `plan`, signed with the app's secret and claims.
     pub fn token(&self, sub: &str, plan: Plan) -> String {
         mint_hs256(

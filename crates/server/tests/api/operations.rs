@@ -300,3 +300,92 @@ async fn the_readme_walkthrough_works_with_the_real_binary() {
     let status = server.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// A raw HTTP/1.1 `message/send` to the echo skill, closing the connection after the answer.
+fn raw_send(address: &str, token: &str) -> String {
+    let body = send_body("test_echo", "hello", &uuid()).to_string();
+    format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads every stream to its end; returns the ones not answered with 200 and a result.
+async fn unanswered(streams: Vec<tokio::net::TcpStream>) -> Vec<String> {
+    use tokio::io::AsyncReadExt;
+    let mut unanswered = Vec::new();
+    for (n, mut stream) in streams.into_iter().enumerate() {
+        let mut response = Vec::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            stream.read_to_end(&mut response),
+        )
+        .await;
+        let response = String::from_utf8_lossy(&response);
+        let answered = matches!(read, Ok(Ok(_)))
+            && response.starts_with("HTTP/1.1 200")
+            && response.contains("\"result\"");
+        if !answered {
+            unanswered.push(format!("request {n}: {read:?} {response:?}"));
+        }
+    }
+    unanswered
+}
+
+/// A replica being stopped answers every request a client had already sent: connections the
+/// kernel accepted but the server had not yet picked up are served before the listener closes,
+/// never reset (a load balancer cannot safely resend a POST it has already sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_answers_every_request_already_sent() {
+    use tokio::io::AsyncWriteExt;
+
+    let mut app = spawn_app(|_| {}).await;
+    let token = app.token("drained", Plan::Enterprise);
+    let address = app.base.trim_start_matches("http://").to_string();
+    let mut streams = Vec::new();
+    for _ in 0..64 {
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        stream
+            .write_all(raw_send(&address, &token).as_bytes())
+            .await
+            .unwrap();
+        streams.push(stream);
+    }
+    app.stop();
+    let unanswered = unanswered(streams).await;
+    assert!(
+        unanswered.is_empty(),
+        "{} of 64 requests sent before the stop were not answered: {unanswered:#?}",
+        unanswered.len()
+    );
+}
+
+/// A client that connected just before the stop and sends its request a moment after it is
+/// answered too (within the header deadline), not dropped because no byte had arrived yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_answers_a_request_sent_just_after_it() {
+    use tokio::io::AsyncWriteExt;
+
+    let mut app = spawn_app(|_| {}).await;
+    let token = app.token("late", Plan::Enterprise);
+    let address = app.base.trim_start_matches("http://").to_string();
+    let mut streams = Vec::new();
+    for _ in 0..8 {
+        streams.push(tokio::net::TcpStream::connect(&address).await.unwrap());
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    app.stop();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    for stream in &mut streams {
+        stream
+            .write_all(raw_send(&address, &token).as_bytes())
+            .await
+            .unwrap();
+    }
+    let unanswered = unanswered(streams).await;
+    assert!(
+        unanswered.is_empty(),
+        "{} of 8 requests sent on connections open at the stop were not answered: {unanswered:#?}",
+        unanswered.len()
+    );
+}
