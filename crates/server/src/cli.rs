@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use corpus::{Corpus, CorpusWriter};
 
-use crate::app::{self, Application, StartupError};
+use crate::app::{self, Application, SecretSource, StartupError};
 use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::data::{self, BibleSource};
@@ -212,13 +212,38 @@ async fn serve(settings: Settings) -> Result<(), StartupError> {
         })
 }
 
+/// Prints the token alone on stdout (for `TOKEN=$(…)`), and on stderr which secret signed it
+/// and how to choose another: a token signed with a different secret than the server's is
+/// refused, so the file a run in another folder would generate must not go unnoticed.
 fn token(settings: &Settings, sub: &str, plan: Plan, ttl: Duration) -> Result<(), StartupError> {
-    let Some((secret, _)) = app::hs256_secret(settings, true)? else {
+    let Some((secret, source)) = app::hs256_secret(settings, true)? else {
         return Err(StartupError::Auth(auth::AuthSetupError::MissingSecret));
     };
     let token = auth::mint_hs256(&settings.auth, &secret, sub, plan, ttl)?;
     println!("{token}");
+    eprintln!("{}", secret_note(&source));
     Ok(())
+}
+
+/// Says which HS256 secret signed a token, and how to sign with the server's.
+fn secret_note(source: &SecretSource) -> String {
+    let (made, path) = match source {
+        SecretSource::Configured => {
+            return "signed with the configured secret (auth.hs256_secret, A2A__AUTH__HS256_SECRET)"
+                .into();
+        }
+        SecretSource::Generated(path) => ("generated now", path),
+        SecretSource::DevFile(path) => ("found", path),
+    };
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+    format!(
+        "signed with the development secret {made} in {}; a server accepts the token only if it \
+         uses the same secret: one started with the same data directory (A2A__DATA__DIR, default \
+         ./data under the folder it starts in) and no A2A__AUTH__HS256_SECRET does. To sign with \
+         another server's secret, set A2A__AUTH__HS256_SECRET to it, or A2A__DATA__DIR to its data \
+         directory.",
+        path.display()
+    )
 }
 
 async fn migrate(settings: &Settings) -> Result<(), StartupError> {

@@ -389,3 +389,53 @@ async fn a_stop_answers_a_request_sent_just_after_it() {
         unanswered.len()
     );
 }
+
+/// `token` without a configured secret says which secret file it signed with (made in the data
+/// directory of the folder it runs in) and how to sign with the server's secret instead; with a
+/// configured secret it says so and writes no file.
+#[test]
+fn token_says_which_secret_it_signed_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    std::fs::write(config.join("default.toml"), "").unwrap();
+    std::fs::write(config.join("development.toml"), "").unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let output = binary()
+            .current_dir(dir.path())
+            .args(["--config-dir", "config", "token", "--sub", "alice"])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let token = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(token.trim().split('.').count(), 3, "stdout is the token alone");
+        String::from_utf8(output.stderr).unwrap()
+    };
+
+    let said = run(&[]);
+    let secret = dir.path().canonicalize().unwrap().join("data/dev-hs256-secret");
+    assert!(secret.exists());
+    assert!(
+        said.contains(&secret.display().to_string()),
+        "names the secret file by its full path: {said}"
+    );
+    assert!(said.contains("generated"), "says it made the file: {said}");
+    assert!(
+        said.contains("A2A__AUTH__HS256_SECRET") && said.contains("A2A__DATA__DIR"),
+        "says how to sign with the server's secret: {said}"
+    );
+    let again = run(&[]);
+    assert!(
+        again.contains(&secret.display().to_string()) && !again.contains("generated"),
+        "{again}"
+    );
+
+    let elsewhere = dir.path().join("elsewhere");
+    let configured = run(&[
+        ("A2A__AUTH__HS256_SECRET", "configured-secret-0123456789abcdef0123"),
+        ("A2A__DATA__DIR", elsewhere.to_str().unwrap()),
+    ]);
+    assert!(configured.contains("A2A__AUTH__HS256_SECRET"), "{configured}");
+    assert!(!elsewhere.exists(), "a configured secret writes no file");
+}
