@@ -439,3 +439,31 @@ fn token_says_which_secret_it_signed_with() {
     assert!(configured.contains("A2A__AUTH__HS256_SECRET"), "{configured}");
     assert!(!elsewhere.exists(), "a configured secret writes no file");
 }
+
+/// The development profile (the default) lets a pro token try every skill by hand, the
+/// expensive one included, many times a minute; the production profile keeps the plans' limits.
+#[test]
+fn the_development_profile_has_generous_limits() {
+    use magisterium_a2a::config::{ConfigSource, Settings};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+    let load = |profile: &str| {
+        Settings::load(&ConfigSource {
+            dir: dir.clone(),
+            profile: profile.into(),
+        })
+        .unwrap()
+    };
+    let development = load("development");
+    for plan in [
+        &development.limits.pro,
+        &development.limits.organization,
+        &development.limits.enterprise,
+    ] {
+        assert!(plan.default_per_minute >= 600, "{plan:?}");
+        assert!(plan.expensive_per_minute >= 60, "{plan:?}");
+    }
+    // The production profile needs URLs to validate; its layers alone are read here.
+    let production: Settings = Settings::figment(&dir, "production").extract().unwrap();
+    assert_eq!(production.limits.pro.default_per_minute, 15);
+    assert_eq!(production.limits.pro.expensive_per_minute, 2);
+}
