@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Three `serve` replicas behind nginx (round robin) sharing one Redis, all on loopback:
 # - a task created through one replica is read through another;
-# - a user gets one combined limit (15 a minute for pro across all replicas, not 45);
+# - a user gets one combined limit (a burst of 15 for pro across all replicas, not 45);
 # - one replica stopped with SIGTERM mid-load loses no accepted request and causes no transport
 #   error at the load balancer;
 # - /readyz turns false on a replica whose Redis is gone, and true again when it returns.
@@ -121,16 +121,22 @@ task_id=$(echo "$created" | field 'd["result"]["id"]')
 read_back=$(rpc "http://127.0.0.1:${PORTS[2]}" "$T" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"id\":\"$task_id\"}}")
 check "a task created on replica 1 is read on replica 3" "$(echo "$read_back" | field 'd["result"]["id"]')" "$task_id"
 
-# 2. One combined limit through the load balancer.
+# 2. One combined limit through the load balancer: pro allows a burst of 15, then one call every
+# 4 s (three separate limiters would allow 45). Calls stop at the first 429. On a loaded machine
+# the calls can take long enough for the budget to refill: one more call may pass per 4 s taken.
 T=$(token limited pro)
-ok=0; limited=0
-for n in $(seq 1 16); do
+ok=0; refused=no
+started=$(date +%s%N)
+for n in $(seq 1 30); do
   status=$(rpc "$LB" "$T" "$(send_body "m-limit-$n")" | cut -d' ' -f1)
   [ "$status" = 200 ] && ok=$((ok + 1))
-  [ "$status" = 429 ] && limited=$((limited + 1))
+  [ "$status" = 429 ] && { refused=yes; break; }
 done
-check "15 calls pass across three replicas" "$ok" 15
-check "the 16th is refused (429), not the 46th" "$limited" 1
+elapsed_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+allowed=$(( 15 + elapsed_ms / 4000 ))
+check "a call is refused (429) across three replicas, not after 45" "$refused" yes
+check "15 calls pass before it, plus one per 4 s the calls took ($elapsed_ms ms: at most $allowed)" \
+  "$([ "$ok" -ge 15 ] && [ "$ok" -le "$allowed" ] && echo "in range" || echo "$ok")" "in range"
 
 # 2b. The failed-auth budget through nginx: it follows the address nginx saw, whatever the
 # client writes in X-Forwarded-For, and never refuses a token that verifies. Each replica keeps
