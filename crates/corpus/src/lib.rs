@@ -68,7 +68,7 @@ pub use search::{
     DEFAULT_LIMIT, HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, Hit, MAX_LIMIT, MAX_OFFSET, SearchFilters,
     SearchRequest, SearchResults,
 };
-pub use writer::{CorpusWriter, WriteSummary};
+pub use writer::{CorpusWriter, Progress, WriteSummary};
 
 use crate::analysis::{analyse, plain_analyser};
 use crate::index::Fields;

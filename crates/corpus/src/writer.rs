@@ -26,11 +26,21 @@ pub struct WriteSummary {
     pub sections: usize,
 }
 
+/// Told how far a write has got, so that a command line can show progress on work that takes
+/// minutes (a reindex with embeddings computes one vector per section).
+pub trait Progress {
+    /// Before the first document: how many sections the new generation will hold.
+    fn start(&mut self, sections: usize);
+    /// After each document written: sections written so far.
+    fn advance(&mut self, sections: usize);
+}
+
 /// The single writer of a corpus directory. It holds an exclusive lock for its lifetime, so two
 /// imports cannot interleave; readers ([`crate::Corpus`]) are never blocked.
 pub struct CorpusWriter {
     dir: PathBuf,
     _lock: File,
+    progress: Option<Box<dyn Progress>>,
     #[cfg(feature = "embeddings")]
     embeddings: WriteEmbeddings,
 }
@@ -98,12 +108,19 @@ impl CorpusWriter {
         Ok(CorpusWriter {
             dir,
             _lock: lock,
+            progress: None,
             #[cfg(feature = "embeddings")]
             embeddings: WriteEmbeddings {
                 model_dir: crate::model_dir(data_dir),
                 loaded: None,
             },
         })
+    }
+
+    /// Reports the progress of every later write to `progress`.
+    pub fn with_progress(mut self, progress: Box<dyn Progress>) -> CorpusWriter {
+        self.progress = Some(progress);
+        self
     }
 
     /// Adds or replaces documents (same id replaces) in one generation and one index commit.
@@ -189,7 +206,16 @@ impl CorpusWriter {
         }
         #[cfg(not(feature = "embeddings"))]
         let _ = reuse;
-        match merge_into(&mut next, previous.as_deref(), upserts, removals) {
+        if let Some(progress) = self.progress.as_mut() {
+            progress.start(sections_after(previous.as_deref(), &upserts, removals)?);
+        }
+        match merge_into(
+            &mut next,
+            previous.as_deref(),
+            upserts,
+            removals,
+            &mut self.progress,
+        ) {
             Ok(mut summary) => {
                 summary.sections = next.sections();
                 next.publish(previous.as_deref())?;
@@ -210,6 +236,23 @@ enum Reuse {
     Nothing,
 }
 
+/// How many sections the generation made from `previous` and the changes will hold.
+fn sections_after(
+    previous: Option<&Path>,
+    upserts: &BTreeMap<String, Document>,
+    removals: &BTreeSet<String>,
+) -> Result<usize, CorpusError> {
+    let kept: usize = match previous {
+        Some(generation) => store::load_catalog(generation)?
+            .iter()
+            .filter(|entry| !removals.contains(&entry.id) && !upserts.contains_key(&entry.id))
+            .map(|entry| entry.sections)
+            .sum(),
+        None => 0,
+    };
+    Ok(kept + upserts.values().map(|d| d.sections.len()).sum::<usize>())
+}
+
 /// Writes the previous generation's documents, replaced, removed or joined by the changes, in id
 /// order.
 fn merge_into(
@@ -217,6 +260,7 @@ fn merge_into(
     previous: Option<&Path>,
     upserts: BTreeMap<String, Document>,
     removals: &BTreeSet<String>,
+    progress: &mut Option<Box<dyn Progress>>,
 ) -> Result<WriteSummary, CorpusError> {
     let mut old: Box<dyn Iterator<Item = Result<Document, CorpusError>>> = match previous {
         Some(generation) => Box::new(store::documents_in(generation)?),
@@ -238,6 +282,9 @@ fn merge_into(
     let mut old_head = old.next().transpose()?;
     let mut new_head = new.next();
     loop {
+        if let Some(progress) = progress.as_mut() {
+            progress.advance(next.sections());
+        }
         match (old_head.take(), new_head.take()) {
             (None, None) => break,
             (Some(previous), None) => {

@@ -1,8 +1,9 @@
-//! The `magisterium-a2a` command line: `serve`, `token`, `migrate`.
+//! The `magisterium-a2a` command line: `serve`, `token`, `migrate`, and the corpus and data
+//! commands (long ones show their progress on stderr).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use corpus::{Corpus, CorpusWriter};
@@ -11,6 +12,7 @@ use crate::app::{self, Application, SecretSource, StartupError};
 use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::data::{self, BibleSource};
+use crate::progress::{self, Reporter};
 use crate::redis_conn;
 use crate::store::{self, StoreError};
 use crate::telemetry;
@@ -347,14 +349,20 @@ fn install_bible(
         (None, Some(json)) => BibleSource::Json(json),
         (None, None) => BibleSource::Download,
     };
-    let summary = data::install_bible(&settings.data.dir, source)?;
+    let started = Instant::now();
+    let summary = data::install_bible(
+        &settings.data.dir,
+        source,
+        Box::new(Reporter::new("importing into the corpus")),
+    )?;
     println!(
-        "installed {} verses; the corpus now holds {} documents ({} Bible books, {} commentary books imported) in {}",
+        "installed {} verses; the corpus now holds {} documents ({} Bible books, {} commentary books imported) in {}; {}",
         summary.verses,
         summary.corpus_documents,
         summary.bible_documents,
         summary.commentary_documents,
-        settings.data.dir.display()
+        settings.data.dir.display(),
+        progress::summary(summary.corpus_sections, started.elapsed())
     );
     Ok(())
 }
@@ -363,20 +371,24 @@ fn corpus_command(settings: &Settings, command: CorpusCommand) -> Result<(), Sta
     let dir = &settings.data.dir;
     match command {
         CorpusCommand::Import { paths } => {
-            let report = CorpusWriter::open(dir)?.import(&paths)?;
+            let started = Instant::now();
+            let report = CorpusWriter::open(dir)?
+                .with_progress(Box::new(Reporter::new("import")))
+                .import(&paths)?;
             for issue in &report.issues {
                 eprintln!("{issue}");
             }
             let summary = report.summary.unwrap_or_default();
             println!(
-                "imported {} valid records from {} files ({} added, {} replaced); corpus now holds {} documents, {} sections; {} records refused",
+                "imported {} valid records from {} files ({} added, {} replaced); corpus now holds {} documents, {} sections; {} records refused; {}",
                 report.valid_records,
                 report.files,
                 summary.added,
                 summary.replaced,
                 summary.documents,
                 summary.sections,
-                report.issues.len()
+                report.issues.len(),
+                progress::summary(summary.sections, started.elapsed())
             );
             if !report.issues.is_empty() {
                 return Err(StartupError::Command(format!(
@@ -391,10 +403,14 @@ fn corpus_command(settings: &Settings, command: CorpusCommand) -> Result<(), Sta
             println!("{json}");
         }
         CorpusCommand::Reindex => {
-            let summary = CorpusWriter::open(dir)?.reindex()?;
+            let started = Instant::now();
+            let summary = CorpusWriter::open(dir)?
+                .with_progress(Box::new(Reporter::new("reindex")))
+                .reindex()?;
             println!(
-                "reindexed {} documents, {} sections",
-                summary.documents, summary.sections
+                "reindexed {} documents: {}",
+                summary.documents,
+                progress::summary(summary.sections, started.elapsed())
             );
         }
         CorpusCommand::Remove { id } => {

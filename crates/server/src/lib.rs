@@ -20,6 +20,7 @@ pub mod limits;
 pub mod listing;
 pub mod loopback;
 pub mod metrics;
+pub mod progress;
 pub mod redis_conn;
 pub mod serve;
 pub mod service;

@@ -409,12 +409,20 @@ fn token_says_which_secret_it_signed_with() {
             .unwrap();
         assert!(output.status.success(), "{output:?}");
         let token = String::from_utf8(output.stdout).unwrap();
-        assert_eq!(token.trim().split('.').count(), 3, "stdout is the token alone");
+        assert_eq!(
+            token.trim().split('.').count(),
+            3,
+            "stdout is the token alone"
+        );
         String::from_utf8(output.stderr).unwrap()
     };
 
     let said = run(&[]);
-    let secret = dir.path().canonicalize().unwrap().join("data/dev-hs256-secret");
+    let secret = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("data/dev-hs256-secret");
     assert!(secret.exists());
     assert!(
         said.contains(&secret.display().to_string()),
@@ -433,10 +441,16 @@ fn token_says_which_secret_it_signed_with() {
 
     let elsewhere = dir.path().join("elsewhere");
     let configured = run(&[
-        ("A2A__AUTH__HS256_SECRET", "configured-secret-0123456789abcdef0123"),
+        (
+            "A2A__AUTH__HS256_SECRET",
+            "configured-secret-0123456789abcdef0123",
+        ),
         ("A2A__DATA__DIR", elsewhere.to_str().unwrap()),
     ]);
-    assert!(configured.contains("A2A__AUTH__HS256_SECRET"), "{configured}");
+    assert!(
+        configured.contains("A2A__AUTH__HS256_SECRET"),
+        "{configured}"
+    );
     assert!(!elsewhere.exists(), "a configured secret writes no file");
 }
 

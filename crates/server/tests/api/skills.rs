@@ -124,6 +124,28 @@ async fn an_operator_imports_a_corpus_and_clients_search_it() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("1 valid records"), "{stdout}");
+    assert!(
+        stderr.contains("import: 0 of 2 sections (0%)"),
+        "progress off a terminal is a line at the start (then every 10 s): {stderr}"
+    );
+    assert!(
+        stdout.contains("2 sections in "),
+        "a timed summary: {stdout}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .args(["--config-dir", "/nonexistent", "corpus", "reindex"])
+        .env("A2A__DATA__DIR", data.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stderr.contains("reindex: 0 of 2 sections (0%)"), "{stderr}");
+    assert!(
+        stdout.contains("reindexed 1 documents: 2 sections in "),
+        "{stdout}"
+    );
 
     let dir = data.path().to_path_buf();
     let app = spawn_app(move |s| s.data.dir = dir).await;
