@@ -33,6 +33,9 @@ pub trait Progress {
     fn start(&mut self, sections: usize);
     /// After each document written: sections written so far.
     fn advance(&mut self, sections: usize);
+    /// Every document is written (`sections` in all); the index (and the vectors still
+    /// pending) are being made durable, which can take a while of its own.
+    fn finishing(&mut self, sections: usize);
 }
 
 /// The single writer of a corpus directory. It holds an exclusive lock for its lifetime, so two
@@ -218,6 +221,9 @@ impl CorpusWriter {
         ) {
             Ok(mut summary) => {
                 summary.sections = next.sections();
+                if let Some(progress) = self.progress.as_mut() {
+                    progress.finishing(summary.sections);
+                }
                 next.publish(previous.as_deref())?;
                 Ok(summary)
             }

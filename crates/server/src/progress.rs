@@ -22,6 +22,7 @@ pub struct Reporter {
     shown: Option<Instant>,
     total: usize,
     done: usize,
+    finishing: bool,
 }
 
 impl Reporter {
@@ -35,12 +36,17 @@ impl Reporter {
             shown: None,
             total: 0,
             done: 0,
+            finishing: false,
         }
     }
 
     fn show(&mut self, now: Instant) {
         let elapsed = now.duration_since(self.started);
-        let status = describe(self.done, self.total, elapsed);
+        let status = if self.finishing {
+            format!("{} sections written; writing the index", self.done)
+        } else {
+            describe(self.done, self.total, elapsed)
+        };
         let mut stderr = std::io::stderr().lock();
         // Progress is a courtesy: a closed stderr never stops the work.
         let _ = if self.terminal {
@@ -80,13 +86,18 @@ impl corpus::Progress for Reporter {
             self.show(now);
         }
     }
+
+    fn finishing(&mut self, sections: usize) {
+        self.done = sections;
+        self.finishing = true;
+        self.show(Instant::now());
+    }
 }
 
 impl Drop for Reporter {
-    /// Leaves the bar complete on its own line, so the command's summary starts a fresh one.
+    /// Ends the bar's line, so the command's summary starts a fresh one.
     fn drop(&mut self) {
         if self.terminal && self.shown.is_some() {
-            self.show(Instant::now());
             let _ = writeln!(std::io::stderr());
         }
     }
