@@ -464,6 +464,7 @@ fn the_development_profile_has_generous_limits() {
         Settings::load(&ConfigSource {
             dir: dir.clone(),
             profile: profile.into(),
+            profile_chosen: true,
         })
         .unwrap()
     };
