@@ -21,7 +21,7 @@ mod retrieval;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corpus::{Corpus, CorpusError, Hit, SearchRequest};
+use corpus::{Corpus, CorpusError, Hit, SearchMode, SearchRequest};
 use serde_json::{Map, Value, json};
 
 pub use llm::LlmSettings;
@@ -137,10 +137,14 @@ impl CatholicQa {
             }
             Err(other) => return Err(SkillError::Internal(other.to_string())),
         };
-        Ok(results
+        let floor = (self.corpus.search_mode() == SearchMode::Bm25).then_some(retrieval::MIN_SCORE);
+        let relevant = results
             .hits
             .into_iter()
-            .filter(|hit| retrieval::is_relevant(hit, &stems))
+            .filter(|hit| retrieval::is_relevant(hit, &stems, floor))
+            .collect();
+        Ok(retrieval::questions_first(relevant, &stems)
+            .into_iter()
             .take(max_citations)
             .map(Passage::new)
             .collect())
@@ -252,13 +256,25 @@ pub(crate) struct Passage {
 
 impl Passage {
     fn new(hit: Hit) -> Passage {
-        let text = shorten(hit.text.trim(), MAX_PASSAGE_CHARS);
+        let text = shorten(
+            corpus::strip_footnote_markers(hit.text.trim()).trim(),
+            MAX_PASSAGE_CHARS,
+        );
         Passage { hit, text }
     }
 
-    /// Title and locus, as an answer names its quotations.
+    /// Title and locus, as an answer names its quotations; with the question, when the section
+    /// is a catechism's answer to one.
     fn label(&self) -> String {
-        format!("{}, {}", self.hit.title, self.hit.locus)
+        match self
+            .hit
+            .heading
+            .as_deref()
+            .filter(|h| h.trim_end().ends_with('?'))
+        {
+            Some(question) => format!("{}, {} ({question})", self.hit.title, self.hit.locus),
+            None => format!("{}, {}", self.hit.title, self.hit.locus),
+        }
     }
 
     /// Everything a reader needs to find the passage: title, author, year, printed reference,
@@ -432,6 +448,23 @@ mod tests {
             score: 1.0,
             source_url: None,
         })
+    }
+
+    #[test]
+    fn quotations_lose_the_sources_footnote_markers() {
+        let quoted = passage(
+            1,
+            "Thy charity and faith, [1] and towards all the saints. [2]",
+        );
+        assert_eq!(
+            quoted.text,
+            "Thy charity and faith, and towards all the saints."
+        );
+        let citation = quoted.citation(1);
+        assert_eq!(
+            citation["cited_text"],
+            "Thy charity and faith, and towards all the saints."
+        );
     }
 
     fn section(locus: &str, heading: Option<&str>, text: &str) -> Section {
