@@ -425,6 +425,16 @@ impl Corpus {
             .and_then(|document| document.section(locus).cloned()))
     }
 
+    /// The first `n` document ids in id order: ids that exist, to show when nothing is close.
+    pub fn document_ids(&self, n: usize) -> Vec<String> {
+        let Some(loaded) = &self.loaded else {
+            return Vec::new();
+        };
+        let mut ids: Vec<&str> = loaded.catalog.iter().map(|e| e.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.into_iter().take(n).map(str::to_string).collect()
+    }
+
     /// The ids and titles closest to what the user typed, best first, for "did you mean".
     pub fn suggest(&self, id_or_title: &str, n: usize) -> Vec<(String, String)> {
         let Some(loaded) = &self.loaded else {
