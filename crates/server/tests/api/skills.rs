@@ -340,11 +340,14 @@ async fn every_card_example_completes_after_the_starter_install() {
     assert!(status.success());
     let dir = data.path().join("data");
     let app = spawn_app(move |s| s.data.dir = dir).await;
-    let token = app.token("card-reader", Plan::Pro);
+    let token = app.token("card-reader", Plan::Enterprise);
     let card = app.get("/.well-known/agent.json").await.body;
     let mut walked = 0;
     for skill in card["skills"].as_array().unwrap() {
         let id = skill["id"].as_str().unwrap();
+        if id.starts_with("test_") {
+            continue; // the test server's own skills, not on a real card
+        }
         for example in skill["examples"].as_array().unwrap() {
             let example = example.as_str().unwrap();
             let reply = app.send(&token, id, example).await;
@@ -359,7 +362,8 @@ async fn every_card_example_completes_after_the_starter_install() {
                 "document_search" => &data["results"],
                 "document_fetch" => &data["sections"],
                 "liturgical_readings" => &data["masses"],
-                _ => &data["celebrations"],
+                "saints_of_the_day" => &data["celebrations"],
+                other => panic!("unknown skill {other}"),
             };
             assert!(
                 shown.as_array().is_some_and(|a| !a.is_empty()),
@@ -368,7 +372,7 @@ async fn every_card_example_completes_after_the_starter_install() {
             walked += 1;
         }
     }
-    assert!(walked >= 10, "{walked} examples");
+    assert_eq!(walked, 14, "every example of the five skills");
 
     let chapter = app.send(&token, "document_fetch", "bible:dr/JHN#1").await;
     let message = chapter.body.to_string();

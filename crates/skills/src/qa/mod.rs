@@ -117,14 +117,35 @@ impl CatholicQa {
     ) -> Result<Vec<Passage>, SkillError> {
         let query = retrieval::retrieval_query(question, &request.history);
         let stems = retrieval::topic_stems(&query);
+        let stems_for_search = stems.clone();
         let corpus = Arc::clone(&self.corpus);
         let search = SearchRequest {
             limit: RETRIEVAL_DEPTH,
             ..SearchRequest::new(query)
         };
-        let results = tokio::task::spawn_blocking(move || corpus.search(&search))
-            .await
-            .map_err(|e| SkillError::Internal(format!("corpus search task: {e}")))?;
+        // The catechisms are searched on their own too: a catechism asking the very question
+        // must not be crowded out of the first hits by short verses sharing one word.
+        let in_catechisms = SearchRequest {
+            filters: corpus::SearchFilters {
+                doc_type: Some("catechism".into()),
+                ..corpus::SearchFilters::default()
+            },
+            ..search.clone()
+        };
+        let results = tokio::task::spawn_blocking(move || {
+            let mut results = corpus.search(&search)?;
+            let asked = corpus
+                .search(&in_catechisms)?
+                .hits
+                .into_iter()
+                .filter(|hit| retrieval::asks_the_question(hit, &stems_for_search))
+                .filter(|hit| results.hits.iter().all(|h| h.id != hit.id))
+                .collect::<Vec<_>>();
+            results.hits.extend(asked);
+            Ok(results)
+        })
+        .await
+        .map_err(|e| SkillError::Internal(format!("corpus search task: {e}")))?;
         let results = match results {
             Ok(results) => results,
             Err(CorpusError::NoSearchTerms) => {
