@@ -126,6 +126,7 @@ impl CatholicQa {
         // The catechisms are searched on their own too: a catechism asking the very question
         // must not be crowded out of the first hits by short verses sharing one word.
         let in_catechisms = SearchRequest {
+            limit: corpus::MAX_LIMIT,
             filters: corpus::SearchFilters {
                 doc_type: Some("catechism".into()),
                 ..corpus::SearchFilters::default()
