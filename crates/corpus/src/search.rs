@@ -13,10 +13,11 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::snippet::{SnippetGenerator, collapse_overlapped_ranges};
 use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 
-use crate::CorpusError;
 use crate::analysis::{analyse, index_analyser, plain_analyser, query_analyser};
 use crate::index::{Fields, normalise_keyword};
+use crate::names::saint_names;
 use crate::store::CatalogEntry;
+use crate::{CorpusError, verses};
 
 /// Largest page a search may ask for.
 pub const MAX_LIMIT: usize = 50;
@@ -164,9 +165,25 @@ fn boosted(query: Box<dyn Query>, boost: f32) -> Box<dyn Query> {
     }
 }
 
+/// Whole-query proximity: the words of the query close together, as the reader wrote them.
+const PROXIMITY_BOOST: f32 = 2.0;
+/// Two neighbouring words of the query close together ("real presence", "original sin").
+const PAIR_BOOST: f32 = 1.0;
+/// How far apart (in words) the words of a proximity boost may be.
+const PROXIMITY_SLOP: u32 = 2;
+/// Words of a query looked at for proximity boosts: enough for any question, bounded in cost.
+const PROXIMITY_WORDS: usize = 12;
+/// A saint's name written as the query names him ("St. Joseph").
+const NAME_BOOST: f32 = 3.0;
+/// The Douay-Rheims words of a well-known verse the query quotes in a modern wording.
+const VERSE_BOOST: f32 = 8.0;
+
 /// The scoring part of a search: loose words may match (BM25 over all of them), phrases must.
+/// Boosts reorder what the words found without adding hits of their own: the words close
+/// together, a saint's name as a name, and the Douay-Rheims wording of a quoted famous verse.
 fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusError> {
-    let pieces = split_query(query);
+    let named = saint_names(query);
+    let pieces = split_query(&named.text);
     let words: String = pieces
         .iter()
         .filter_map(|p| match p {
@@ -179,7 +196,7 @@ fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusErro
     let word_terms = word_terms(fields, &words);
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if !word_terms.is_empty() {
-        let should = word_terms
+        let mut should: Vec<(Occur, Box<dyn Query>)> = word_terms
             .into_iter()
             .map(|(boost, term)| {
                 let query: Box<dyn Query> =
@@ -187,6 +204,19 @@ fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusErro
                 (Occur::Should, boosted(query, f32::from_bits(boost)))
             })
             .collect();
+        should.extend(proximity_boosts(fields, &words));
+        for name in &named.names {
+            for title in ["st", "saint"] {
+                if let Some(query) = phrase_query(fields, &format!("{title} {name}")) {
+                    should.push((Occur::Should, boosted(query, NAME_BOOST)));
+                }
+            }
+        }
+        for wording in verses::douay_wordings(query) {
+            if let Some(query) = phrase_query(fields, wording) {
+                should.push((Occur::Should, boosted(query, VERSE_BOOST)));
+            }
+        }
         clauses.push((Occur::Should, Box::new(BooleanQuery::new(should))));
     }
     for piece in &pieces {
@@ -203,6 +233,48 @@ fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusErro
         return Ok(clauses.remove(0).1);
     }
     Ok(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// Sloppy phrase queries over the loose words, in every language's text and heading fields:
+/// all the words together, and each pair of neighbouring meaningful words.
+fn proximity_boosts(fields: &Fields, words: &str) -> Vec<(Occur, Box<dyn Query>)> {
+    let mut boosts: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for (key, language_fields) in fields.all_languages() {
+        let mut all = analyse(&mut index_analyser(key), words);
+        all.truncate(PROXIMITY_WORDS);
+        let mut meaningful = analyse(&mut query_analyser(key), words);
+        meaningful.truncate(PROXIMITY_WORDS);
+        for field in [language_fields.text, language_fields.heading] {
+            if all.len() >= 2 {
+                boosts.push((
+                    Occur::Should,
+                    boosted(sloppy_phrase(field, &all), PROXIMITY_BOOST),
+                ));
+            }
+            if meaningful.len() >= 2 {
+                for pair in meaningful.windows(2) {
+                    boosts.push((
+                        Occur::Should,
+                        boosted(sloppy_phrase(field, pair), PAIR_BOOST),
+                    ));
+                }
+            }
+        }
+    }
+    boosts
+}
+
+/// A phrase of at least two terms whose words may stand [`PROXIMITY_SLOP`] words apart.
+fn sloppy_phrase(field: Field, tokens: &[(usize, String)]) -> Box<dyn Query> {
+    let first = tokens.first().map_or(0, |(position, _)| *position);
+    let mut phrase = PhraseQuery::new_with_offset(
+        tokens
+            .iter()
+            .map(|(position, text)| (position - first, Term::from_field_text(field, text)))
+            .collect(),
+    );
+    phrase.set_slop(PROXIMITY_SLOP);
+    Box::new(phrase)
 }
 
 /// The (boost bits, term) pairs of the loose words, for every language; boosts are kept as bits

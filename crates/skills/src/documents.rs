@@ -270,8 +270,14 @@ fn unknown_document(corpus: &Corpus, id: &str) -> SkillError {
     }
     let suggestions = corpus.suggest(id, SUGGESTIONS);
     if suggestions.is_empty() {
+        let existing: Vec<String> = corpus
+            .document_ids(SUGGESTIONS)
+            .into_iter()
+            .map(|id| format!("`{id}`"))
+            .collect();
         return failed(format!(
-            "No document has the id `{id}`. Use document_search to find ids. {FETCH_EXAMPLE}"
+            "No document has the id `{id}`. Use document_search to find ids; this corpus holds e.g. {}.",
+            existing.join(", ")
         ));
     }
     let listed: Vec<String> = suggestions
@@ -347,6 +353,27 @@ impl Skill for DocumentFetch {
 }
 
 fn missing_section(document: &Document, locus: &str) -> SkillError {
+    // A chapter asked for where the loci are verses (`JHN#6` for `JHN#6:1`…): name its first.
+    let within: Vec<String> = document
+        .sections
+        .iter()
+        .filter(|s| {
+            s.locus
+                .strip_prefix(locus)
+                .is_some_and(|rest| rest.starts_with([':', '.']))
+        })
+        .take(SUGGESTIONS)
+        .map(|s| format!("`{}#{}`", document.id, s.locus))
+        .collect();
+    if !within.is_empty() {
+        return failed(format!(
+            "{} (`{}`) has no section `{locus}`; its sections there are {}…, or fetch `{}` with an offset to page through them.",
+            document.title,
+            document.id,
+            within.join(", "),
+            document.id
+        ));
+    }
     let first = document.sections.first().map_or("", |s| s.locus.as_str());
     let last = document.sections.last().map_or("", |s| s.locus.as_str());
     failed(format!(
@@ -670,5 +697,19 @@ mod tests {
                 .await,
         );
         assert!(message.contains("empty"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn fetch_of_an_id_like_no_other_names_ids_that_exist() {
+        let (_data, corpus) = corpus();
+        let message = failure(
+            DocumentFetch::new(corpus)
+                .run(SkillRequest::from_text("zz:qqqq", chrono::Utc::now()))
+                .await,
+        );
+        assert!(
+            message.contains("`mag:gregory-exemplar/") && !message.contains("cat:baltimore-1"),
+            "{message}"
+        );
     }
 }

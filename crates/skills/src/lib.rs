@@ -166,6 +166,7 @@ pub mod catalog {
         examples: &[
             "What does the Church teach about the Real Presence?",
             "Why do Catholics pray to saints?",
+            "What is grace?",
         ],
         bucket: Bucket::Expensive,
     };
@@ -176,7 +177,7 @@ pub mod catalog {
         name: "Document Search",
         description: "Search the document corpus (magisterial documents, catechisms, Scripture, commentaries) and get ranked passages with ids for document_fetch.",
         tags: &["search", "documents", "magisterium"],
-        examples: &["grace and free will", "Rerum Novarum on the just wage"],
+        examples: &["grace and free will", "The Lord is my shepherd"],
         bucket: Bucket::Default,
     };
 
@@ -186,7 +187,7 @@ pub mod catalog {
         name: "Document Fetch",
         description: "Retrieve the full text and metadata of one document (or one section with id#locus) by the id document_search returned.",
         tags: &["documents", "fetch"],
-        examples: &["cat:baltimore-1", "bible:dr/JHN#6"],
+        examples: &["cat:baltimore-1", "bible:dr/JHN#3:16"],
         bucket: Bucket::Default,
     };
 

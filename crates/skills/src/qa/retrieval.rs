@@ -2,13 +2,18 @@
 //!
 //! BM25 scores are only comparable within one search, so "the corpus cannot answer this" is not
 //! decided by a score alone. A hit counts as relevant when both hold:
-//! - its score is at least [`MIN_SCORE`] (drops hits that matched one very common word), and
+//! - in BM25 mode, its score is at least [`MIN_SCORE`] (drops hits that matched one very common
+//!   word); hybrid scores are fused ranks, not relevance, so no floor applies to them, and
 //! - it contains at least one *topic word* of the question: a word that is neither a function
 //!   word nor one of the generic words of the domain ("church", "teach", "catholic"…), compared
 //!   by its first [`STEM_CHARS`] letters so that `saints` finds `saint` and `pray` finds `prayer`.
 //!
 //! A question made only of generic words ("What does the Church teach?") has no topic words and
-//! keeps every hit above the score floor.
+//! keeps every hit above the score floor. A saint's title ("Saint Joseph") is not a topic word:
+//! the name is.
+//!
+//! When a catechism asks the question the user asked (same topic words), its answer is cited
+//! first.
 
 use std::collections::BTreeSet;
 
@@ -142,7 +147,7 @@ pub(crate) fn stem(word: &str) -> String {
 
 /// The stems of the words that say what a question is about.
 pub(crate) fn topic_stems(query: &str) -> BTreeSet<String> {
-    content_words(query)
+    content_words(&corpus::saint_names(query).text)
         .into_iter()
         .filter(|word| !GENERIC_WORDS.contains(&word.as_str()))
         .map(|word| stem(&word))
@@ -192,9 +197,10 @@ pub(crate) fn mentions_any(text: &str, stems: &BTreeSet<String>) -> bool {
         .any(|word| stems.iter().any(|stem| word.starts_with(stem.as_str())))
 }
 
-/// Whether a hit may be cited for a question with these topic stems (see the module docs).
-pub(crate) fn is_relevant(hit: &Hit, stems: &BTreeSet<String>) -> bool {
-    if hit.score < MIN_SCORE {
+/// Whether a hit may be cited for a question with these topic stems (see the module docs);
+/// `floor` is the lowest score accepted, `None` when scores are fused ranks.
+pub(crate) fn is_relevant(hit: &Hit, stems: &BTreeSet<String>, floor: Option<f32>) -> bool {
+    if floor.is_some_and(|floor| hit.score < floor) {
         return false;
     }
     if stems.is_empty() {
@@ -204,6 +210,28 @@ pub(crate) fn is_relevant(hit: &Hit, stems: &BTreeSet<String>) -> bool {
     mentions_any(&hit.text, stems)
         || mentions_any(heading, stems)
         || mentions_any(&hit.title, stems)
+}
+
+/// Whether a section's heading asks the question: a catechism question with the same topic
+/// words as the user's.
+pub(crate) fn asks_the_question(hit: &Hit, stems: &BTreeSet<String>) -> bool {
+    let Some(heading) = hit
+        .heading
+        .as_deref()
+        .filter(|h| h.trim_end().ends_with('?'))
+    else {
+        return false;
+    };
+    !stems.is_empty() && topic_stems(heading) == *stems
+}
+
+/// Hits in the order an answer cites them: those whose heading asks the question first, the
+/// others after, each group in search order.
+pub(crate) fn questions_first(hits: Vec<Hit>, stems: &BTreeSet<String>) -> Vec<Hit> {
+    let (asked, others): (Vec<Hit>, Vec<Hit>) = hits
+        .into_iter()
+        .partition(|hit| asks_the_question(hit, stems));
+    asked.into_iter().chain(others).collect()
 }
 
 #[cfg(test)]
@@ -290,27 +318,74 @@ mod tests {
     #[test]
     fn relevance_needs_the_floor_and_a_topic_word() {
         let stems = topic_stems("What does the Church teach about grace?");
+        let floor = Some(MIN_SCORE);
         assert!(is_relevant(
             &hit(2.0, None, "Grace perfects nature."),
-            &stems
+            &stems,
+            floor
         ));
         assert!(is_relevant(
             &hit(2.0, Some("On Grace"), "It perfects nature."),
-            &stems
+            &stems,
+            floor
         ));
         assert!(!is_relevant(
             &hit(0.1, None, "Grace perfects nature."),
-            &stems
+            &stems,
+            floor
         ));
         assert!(!is_relevant(
             &hit(5.0, None, "The Church teaches many things."),
-            &stems
+            &stems,
+            floor
         ));
         let generic = topic_stems("What does the Church teach?");
         assert!(is_relevant(
             &hit(1.0, None, "The Church teaches."),
-            &generic
+            &generic,
+            floor
         ));
+    }
+
+    #[test]
+    fn fused_rank_scores_meet_no_floor() {
+        let stems = topic_stems("What is grace?");
+        let fused = 1.0 / 61.0;
+        assert!(is_relevant(
+            &hit(fused, None, "Grace perfects nature."),
+            &stems,
+            None
+        ));
+        assert!(!is_relevant(&hit(fused, None, "Rain fell."), &stems, None));
+    }
+
+    #[test]
+    fn a_saints_title_is_not_a_topic_but_the_name_is() {
+        let stems = topic_stems("Who was Saint Joseph?");
+        assert_eq!(stems, BTreeSet::from(["josep".to_string()]));
+        assert!(!mentions_any("Called to be saints.", &stems));
+        assert!(mentions_any("St. Joseph, the husband of Mary", &stems));
+    }
+
+    #[test]
+    fn the_catechism_question_asked_comes_first() {
+        let stems = topic_stems("What is grace?");
+        let hits = vec![
+            hit(9.0, None, "Grace upon grace."),
+            hit(
+                3.0,
+                Some("What is sanctifying grace?"),
+                "Sanctifying grace is…",
+            ),
+            hit(
+                2.0,
+                Some("What is grace?"),
+                "Grace is a supernatural gift of God.",
+            ),
+        ];
+        let ordered = questions_first(hits, &stems);
+        assert_eq!(ordered[0].heading.as_deref(), Some("What is grace?"));
+        assert_eq!(ordered[1].text, "Grace upon grace.");
     }
 
     #[test]
