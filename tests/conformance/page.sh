@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The conformance report page in a real browser: starts the server with the kit enabled, plays
-# a misbehaving client with curl, then loads /conformance in headless Chromium (Debian's
-# chromium, driven by playwright-core from npm, cached in .cache/tools) and checks the findings
-# appear. The screenshot is kept at target/artifacts/conformance-page.png.
+# a misbehaving client with curl (hundreds of findings), then loads /conformance in headless
+# Chromium (Debian's chromium, driven by playwright-core from npm, cached in .cache/tools),
+# gives it the client's token and checks the findings appear grouped by rule, repeats collapsed,
+# and that another owner's token sees none of them. The screenshot is kept at
+# target/artifacts/conformance-page.png.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CHROMIUM=$(command -v chromium || true)
@@ -33,8 +35,12 @@ rpc -H 'Content-Type: application/json' -H 'A2A-Simulate: rate_limited;retry_aft
 rpc -H 'Content-Type: application/json' \
   -d '{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","messageId":"p-2","role":"user","parts":[{"kind":"text","text":"today"}],"metadata":{"skillId":"saints_of_the_day"}}}}'
 rpc -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":4,"method":"message/stream","params":{}}'
+for i in $(seq 5 304); do
+  rpc -H 'Content-Type: text/plain' -d "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tasks/get\",\"params\":{\"id\":\"x\"}}"
+done
+OTHER=$("$BIN" --config-dir "$WORK/none" token --sub page-other --plan pro)
 
 mkdir -p "$target/artifacts"
 # ES modules resolve packages next to the script: run it from the tools folder.
 cp tests/conformance/page.mjs "$tools/conformance-page.mjs"
-CHROMIUM=$CHROMIUM node "$tools/conformance-page.mjs" "$base" "$target/artifacts/conformance-page.png"
+CHROMIUM=$CHROMIUM TOKEN=$T OTHER_TOKEN=$OTHER node "$tools/conformance-page.mjs" "$base" "$target/artifacts/conformance-page.png"

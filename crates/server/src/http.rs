@@ -27,16 +27,17 @@ use tower_http::trace::TraceLayer;
 use a2a_types::jsonrpc::{self, BorrowedRequest, Id, Response as RpcResponse};
 use a2a_types::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
 
-use crate::auth::{AuthError, Authenticator};
+use crate::auth::{AuthError, Authenticator, Principal};
 use crate::body_deadline::{self, DeadlineBody};
 use crate::card::ServedCards;
 use crate::config::{AuthMode, Settings};
-use crate::conformance::{self, Kit, Simulation};
+use crate::conformance::{self, Kit, Scenario};
 use crate::error::ApiError;
 use crate::guard::{self, BudgetSpent, Guard};
 use crate::limits::Decision;
 use crate::loopback;
 use crate::metrics::Metrics;
+use crate::serve;
 use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply, ServiceCall};
 use crate::store::TaskStore;
 use crate::telemetry::UserText;
@@ -52,8 +53,8 @@ const EXPOSED_HEADERS: &str =
 pub struct AppState {
     /// The methods.
     pub service: A2aService,
-    /// Token verification.
-    pub authenticator: Authenticator,
+    /// Token verification (shared with the conformance kit's routes).
+    pub authenticator: Arc<Authenticator>,
     /// The store, for readiness.
     pub store: Arc<dyn TaskStore>,
     /// Metrics registry.
@@ -100,6 +101,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .options(preflight)
         .fallback(method_not_allowed);
     let kit = state.kit.clone();
+    let authenticator = Arc::clone(&state.authenticator);
     let routes = Router::new()
         .route(RPC_PATH, rpc.clone())
         .route(&format!("{RPC_PATH}/"), rpc)
@@ -113,8 +115,8 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(state);
-    let routes = match kit.clone() {
-        Some(kit) => routes.merge(conformance::routes(kit)),
+    let routes = match kit {
+        Some(kit) => routes.merge(conformance::routes(kit, authenticator)),
         None => routes,
     };
     let body_read_timeout = outer.body_read_timeout;
@@ -127,7 +129,6 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .layer(MapRequestLayer::new(move |request: Request| {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
         }))
-        .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::observe)))
         .map_response(|response: Response<_>| response.map(Body::new))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
@@ -302,7 +303,27 @@ async fn method_not_allowed(
     response
 }
 
-async fn serve_card(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn serve_card(
+    State(state): State<Arc<AppState>>,
+    uri: axum::http::Uri,
+    request_id: Option<Extension<RequestId>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(kit) = &state.kit
+        && let Some(owner) =
+            conformance::token_digest(&headers).and_then(|token| kit.recorder().owner_of(&token))
+    {
+        let request_id = request_id
+            .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
+            .unwrap_or_else(|| "-".into());
+        let run = conformance::run_name(&headers);
+        kit.recorder().card(
+            &owner,
+            &run,
+            uri.path(),
+            &conformance::truncated(&request_id, conformance::KEPT_CHARS),
+        );
+    }
     state.cards.respond(&headers)
 }
 
@@ -470,7 +491,8 @@ struct Call<'a> {
 
 /// Answers a call. The token and the plan are checked from the headers alone, before the body
 /// is read, so a request without a valid token is answered at once (with `id` null) and never
-/// holds a slot while its body arrives.
+/// holds a slot while its body arrives. With the conformance kit on, the call is then told to
+/// it, with what it was answered.
 async fn rpc_handler(
     State(state): State<Arc<AppState>>,
     request_id: Option<Extension<RequestId>>,
@@ -482,18 +504,151 @@ async fn rpc_handler(
     let request_id = request_id
         .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
         .unwrap_or_else(|| "-".into());
-    let header_wire = Wire::select(version_header(&headers), None);
-    let refuse_unread = |error: ApiError| {
-        finish(
-            &state,
-            "-",
-            None,
-            Err(error),
-            &request_id,
-            started,
-            &header_wire,
-        )
+    let budget_spent = budget_spent.map(|Extension(spent)| spent);
+    let answered = answer(&state, &headers, body, budget_spent).await;
+    let Some(kit) = state.kit.as_deref() else {
+        return answered.finish(&state, &request_id, started);
     };
+    let mut exchange = kit.exchange(
+        &headers,
+        format!("POST {RPC_PATH}"),
+        &request_id,
+        answered.id.as_ref(),
+        (answered.method != "-").then_some(answered.method.as_str()),
+        answered.wire.label(),
+    );
+    exchange.scenario = answered.scenario;
+    exchange.simulated = answered.simulated;
+    let owner = match &answered.principal {
+        Some(principal) => {
+            if let Some(token) = exchange.token {
+                kit.recorder().verified(token, &principal.owner);
+            }
+            Some(principal.owner.clone())
+        }
+        None => exchange
+            .token
+            .and_then(|token| kit.recorder().owner_of(&token)),
+    };
+    if let Some(owner) = &owner {
+        let mut outcome =
+            conformance::outcome_of(&answered.method, &answered.outcome, answered.simulated);
+        outcome.content_type = answered.content_type.clone();
+        outcome.envelope = answered.envelope.clone();
+        kit.recorder().call(owner, &exchange, &outcome);
+    }
+    let simulated = answered.simulated.then_some(answered.scenario).flatten();
+    let mut response = answered.finish(&state, &request_id, started);
+    if let Some(scenario) = simulated {
+        tracing::info!(
+            scenario = scenario.name(),
+            "simulated by the conformance kit"
+        );
+        response
+            .extensions_mut()
+            .insert(conformance::Simulated(scenario));
+    }
+    match simulated {
+        Some(Scenario::Disconnect) => {
+            response.extensions_mut().insert(serve::DropConnection);
+            response
+        }
+        Some(Scenario::MalformedResponse) => cut_in_half(response).await,
+        _ => response,
+    }
+}
+
+/// The answer with its body cut in half: the `malformed_response` scenario.
+async fn cut_in_half(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    let half = bytes.slice(..bytes.len() / 2);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(half))
+}
+
+/// What the endpoint decided for one call, before it is written as a response.
+struct Answered {
+    method: String,
+    id: Option<Id>,
+    wire: Wire,
+    outcome: Result<Reply, ApiError>,
+    /// The verified caller, when the token was accepted.
+    principal: Option<Principal>,
+    /// The scenario the call asked for (the conformance kit), when it parsed.
+    scenario: Option<Scenario>,
+    /// Whether the scenario decided the answer (a refusal or the service's override).
+    simulated: bool,
+    /// A wrong `Content-Type`, as sent (for the kit).
+    content_type: Option<String>,
+    /// The exact envelope fault (for the kit).
+    envelope: Option<String>,
+    /// The `A2A-Version` the call asked for, when this server does not speak it.
+    unsupported_version: Option<String>,
+}
+
+impl Answered {
+    fn refused(wire: Wire, id: Option<Id>, error: ApiError) -> Self {
+        Answered {
+            method: "-".into(),
+            id,
+            wire,
+            outcome: Err(error),
+            principal: None,
+            scenario: None,
+            simulated: false,
+            content_type: None,
+            envelope: None,
+            unsupported_version: None,
+        }
+    }
+
+    fn finish(self, state: &AppState, request_id: &str, started: Instant) -> Response {
+        if let Some(version) = &self.unsupported_version {
+            let refusal = v1::version_not_supported(version);
+            state
+                .metrics
+                .request(&self.method, refusal.reason, started.elapsed());
+            return rpc_body(
+                refusal.status,
+                &RpcResponse::failure(self.id, refusal.object),
+            );
+        }
+        let call = Finished {
+            method: &self.method,
+            simulated: self.simulated,
+            request_id,
+            started,
+            wire: &self.wire,
+        };
+        finish(state, &call, self.id, self.outcome)
+    }
+}
+
+/// The order of checks: a simulated `unauthorized` (from the header), the token and the plan
+/// from the headers, then the body: media type and envelope, the other simulated refusals, and
+/// the call.
+async fn answer(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    budget_spent: Option<BudgetSpent>,
+) -> Answered {
+    let header_wire = Wire::select(version_header(headers), None);
+    let kit = state.kit.as_deref();
+    let from_header = kit.and_then(|kit| kit.scenario(headers, None));
+    if let Some(Ok(Scenario::Unauthorized)) = from_header
+        && let Some(error) = Scenario::Unauthorized.refusal(None)
+    {
+        let mut answered = Answered::refused(header_wire, None, error);
+        answered.scenario = Some(Scenario::Unauthorized);
+        answered.simulated = true;
+        return answered;
+    }
     let principal = match state
         .authenticator
         .authenticate(
@@ -505,145 +660,162 @@ async fn rpc_handler(
     {
         Ok(principal) => principal,
         Err(error) => {
-            return refuse_unread(match budget_spent {
-                Some(Extension(spent)) => ApiError::RateLimited {
+            let error = match budget_spent {
+                Some(spent) => ApiError::RateLimited {
                     retry_after_secs: spent.retry_after_secs,
                     bucket: "unauthenticated",
                     limit: Some(spent.per_minute),
                 },
                 None => ApiError::Unauthorized(error),
-            });
+            };
+            return Answered::refused(header_wire, None, error);
         }
     };
+    let mut answered = Answered::refused(header_wire, None, ApiError::PlanRequired);
+    answered.principal = Some(principal.clone());
     if !principal.plan.allows_a2a() {
-        return refuse_unread(ApiError::PlanRequired);
+        return answered;
     }
-    let read = read_body(body, &headers, state.max_body_bytes).await;
+    let read = read_body(body, headers, state.max_body_bytes).await;
     let body = ParsedBody::of(&read);
     let (id_hint, method_hint) = body.hints();
-    let wire = Wire::select(version_header(&headers), method_hint.as_deref());
-    let refuse = |method: &str, id: Option<Id>, error: ApiError| {
-        finish(&state, method, id, Err(error), &request_id, started, &wire)
-    };
-    let simulation = state.kit.as_ref().and_then(|kit| match &read {
-        Ok(bytes) => kit.scenario(&headers, bytes),
-        Err(_) => kit.scenario(&headers, b""),
-    });
-    let mut fail_skill = false;
-    match simulation {
-        Some(Simulation::Fail(simulated)) => {
-            let task_id = conformance::task_id_of(&body.params_tree());
-            let method = method_hint.as_deref().unwrap_or("-");
-            let error = simulated.to_api_error(task_id);
-            return refuse(method, id_hint, error);
-        }
-        Some(Simulation::Invalid(why)) => {
-            let error = ApiError::InvalidParams(format!("A2A-Simulate: {why}"));
-            return refuse("-", id_hint, error);
-        }
-        Some(Simulation::Delay(delay)) => tokio::time::sleep(delay).await,
-        Some(Simulation::SkillFailed) => fail_skill = true,
-        None => {}
+    answered.wire = Wire::select(version_header(headers), method_hint.as_deref());
+    answered.id = id_hint;
+    if let Some(method) = method_hint {
+        answered.method = method;
     }
-
-    if !is_json(&headers) {
-        let error = ApiError::InvalidRequest {
+    let selected = match (kit, from_header) {
+        (None, _) => None,
+        (Some(_), Some(selected)) => Some(selected),
+        (Some(kit), None) => {
+            let metadata = match &body {
+                ParsedBody::Unread(_) => None,
+                parsed => parsed.params_tree()["message"]["metadata"]
+                    [conformance::SIMULATE_METADATA]
+                    .as_str()
+                    .map(str::to_owned),
+            };
+            kit.scenario(headers, metadata.as_deref())
+        }
+    };
+    answered.scenario = selected.as_ref().and_then(|s| s.as_ref().ok().copied());
+    if !is_json(headers) {
+        let sent = headers
+            .get(header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        answered.content_type = Some(match &sent {
+            Some(media) => format!(
+                "Content-Type: {}",
+                conformance::truncated(media, conformance::KEPT_CHARS)
+            ),
+            None => "no Content-Type header".into(),
+        });
+        answered.outcome = Err(ApiError::InvalidRequest {
             message: "Invalid request: Content-Type must be application/json".into(),
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        };
-        return refuse("-", id_hint, error);
+        });
+        return answered;
     }
-    let request = match body {
-        ParsedBody::Call(call) => Call {
-            id: Some(call.id),
-            method: call.method,
-            params: Params::Raw(call.params),
-        },
-        ParsedBody::Tree(Ok(value)) => match jsonrpc::request_from_value(value) {
-            Ok(request) => Call {
-                id: request.id,
-                method: request.method,
-                params: Params::Tree(request.params),
-            },
-            Err(envelope) => {
-                let error = ApiError::InvalidRequest {
-                    message: envelope.error.message,
+    let params_tree =
+        matches!(selected, Some(Ok(Scenario::TaskNotFound))).then(|| body.params_tree());
+    let request = match into_call(body, state) {
+        Ok(call) => call,
+        Err((id, error)) => {
+            if matches!(
+                error,
+                ApiError::InvalidRequest {
                     status: StatusCode::OK,
-                };
-                return refuse("-", envelope.id, error);
+                    ..
+                } | ApiError::Parse(_)
+            ) {
+                answered.envelope = Some(error.to_string());
             }
-        },
-        ParsedBody::Tree(Err(e)) => {
-            return refuse("-", None, ApiError::Parse(format!("Parse error: {e}")));
-        }
-        ParsedBody::Unread(BodyFault::TooLarge) => {
-            let error = ApiError::InvalidRequest {
-                message: format!(
-                    "Invalid request: the body is larger than the limit of {} bytes",
-                    state.max_body_bytes
-                ),
-                status: StatusCode::PAYLOAD_TOO_LARGE,
-            };
-            return refuse("-", None, error);
-        }
-        ParsedBody::Unread(BodyFault::TooSlow) => {
-            let error = ApiError::InvalidRequest {
-                message: format!(
-                    "Invalid request: the body did not arrive within {} seconds",
-                    state.body_read_timeout.as_secs()
-                ),
-                status: StatusCode::REQUEST_TIMEOUT,
-            };
-            return refuse("-", None, error);
-        }
-        ParsedBody::Unread(BodyFault::Broken) => {
-            let error = ApiError::InvalidRequest {
-                message: "Invalid request: the body could not be read".into(),
-                status: StatusCode::BAD_REQUEST,
-            };
-            return refuse("-", None, error);
+            answered.id = id;
+            answered.outcome = Err(error);
+            return answered;
         }
     };
-    tracing::debug!(method = %UserText(&request.method), user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
-    let mut request = request;
-    if fail_skill {
-        let mut params = request.params.into_tree();
-        conformance::mark_skill_failed(&mut params);
-        request.params = Params::Tree(params);
+    answered.method = request.method.clone();
+    answered.id = request.id.clone();
+    if let Wire::Unsupported(version) = &answered.wire {
+        answered.unsupported_version = Some(version.clone());
+        return answered;
     }
-    if let Wire::Unsupported(version) = &wire {
-        let refusal = v1::version_not_supported(version);
-        state
-            .metrics
-            .request(&request.method, refusal.reason, started.elapsed());
-        return rpc_body(
-            refusal.status,
-            &RpcResponse::failure(request.id, refusal.object),
-        );
-    }
-    let Some(id) = request.id else {
+    if request.id.is_none() {
         // A notification is checked like any call (method, then params) and only then refused:
         // every A2A call expects an answer, so nothing is run without one.
-        let checked = match &wire {
+        let checked = match &answered.wire {
             Wire::V1 => v1::check(&request.method, request.params),
             _ => ServiceCall::parse(&request.method, request.params).map(drop),
         };
-        let error = checked.err().unwrap_or_else(|| ApiError::InvalidRequest {
+        let missing_id = ApiError::InvalidRequest {
             message: "Invalid request: `id` is missing; notifications are not supported, every A2A call is answered".into(),
             status: StatusCode::OK,
-        });
-        return refuse(&request.method, None, error);
+        };
+        answered.envelope = Some(missing_id.to_string());
+        answered.outcome = Err(checked.err().unwrap_or(missing_id));
+        return answered;
+    }
+    let scenario = match selected {
+        None => None,
+        Some(Err(why)) => {
+            answered.outcome = Err(ApiError::InvalidParams(format!("A2A-Simulate: {why}")));
+            return answered;
+        }
+        Some(Ok(scenario)) => Some(scenario),
     };
+    if let Some(scenario) = scenario {
+        let task_id = params_tree
+            .as_ref()
+            .and_then(|p| p.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(error) = scenario.refusal(task_id) {
+            answered.simulated = true;
+            answered.outcome = Err(error);
+            return answered;
+        }
+        if let Some(kit) = kit
+            && let Some(delay) = scenario.delay(Duration::from_millis(kit.settings().max_slow_ms))
+        {
+            tokio::time::sleep(delay).await;
+        }
+    }
+    let is_send = matches!(request.method.as_str(), "message/send" | "SendMessage");
+    if let Some(Scenario::RateLimited { retry_after_secs }) = scenario
+        && !is_send
+    {
+        answered.simulated = true;
+        answered.outcome = Err(ApiError::RateLimited {
+            retry_after_secs,
+            bucket: "default",
+            limit: None,
+        });
+        return answered;
+    }
+    let simulation = scenario.and_then(Scenario::in_service).filter(|_| is_send);
+    answered.simulated = simulation.is_some()
+        || matches!(
+            scenario,
+            Some(Scenario::Disconnect | Scenario::MalformedResponse)
+        );
+    tracing::debug!(method = %UserText(&request.method), user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let accept_language = headers
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|value| value.to_str().ok())
         .map(|value| value.chars().take(256).collect::<String>());
-    let outcome = match &wire {
+    answered.outcome = match &answered.wire {
         Wire::V1 => {
             ACCEPT_LANGUAGE
                 .scope(
                     accept_language,
-                    v1::call(&state.service, &principal, &request.method, request.params),
+                    v1::call(
+                        &state.service,
+                        &principal,
+                        &request.method,
+                        request.params,
+                        simulation,
+                    ),
                 )
                 .await
         }
@@ -653,34 +825,86 @@ async fn rpc_handler(
                     accept_language,
                     state
                         .service
-                        .call(&principal, &request.method, request.params),
+                        .call(&principal, &request.method, request.params, simulation),
                 )
                 .await
         }
     };
-    finish(
-        &state,
-        &request.method,
-        Some(id),
-        outcome,
-        &request_id,
-        started,
-        &wire,
-    )
+    answered
 }
 
+/// The envelope checks: the call, or the id to echo and the refusal.
+fn into_call<'a>(
+    body: ParsedBody<'a>,
+    state: &AppState,
+) -> Result<Call<'a>, (Option<Id>, ApiError)> {
+    let unread = |message: String, status: StatusCode| {
+        Err((None, ApiError::InvalidRequest { message, status }))
+    };
+    match body {
+        ParsedBody::Call(call) => Ok(Call {
+            id: Some(call.id),
+            method: call.method,
+            params: Params::Raw(call.params),
+        }),
+        ParsedBody::Tree(Ok(value)) => match jsonrpc::request_from_value(value) {
+            Ok(request) => Ok(Call {
+                id: request.id,
+                method: request.method,
+                params: Params::Tree(request.params),
+            }),
+            Err(envelope) => Err((
+                envelope.id,
+                ApiError::InvalidRequest {
+                    message: envelope.error.message,
+                    status: StatusCode::OK,
+                },
+            )),
+        },
+        ParsedBody::Tree(Err(e)) => Err((None, ApiError::Parse(format!("Parse error: {e}")))),
+        ParsedBody::Unread(BodyFault::TooLarge) => unread(
+            format!(
+                "Invalid request: the body is larger than the limit of {} bytes",
+                state.max_body_bytes
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        ParsedBody::Unread(BodyFault::TooSlow) => unread(
+            format!(
+                "Invalid request: the body did not arrive within {} seconds",
+                state.body_read_timeout.as_secs()
+            ),
+            StatusCode::REQUEST_TIMEOUT,
+        ),
+        ParsedBody::Unread(BodyFault::Broken) => unread(
+            "Invalid request: the body could not be read".into(),
+            StatusCode::BAD_REQUEST,
+        ),
+    }
+}
+
+/// What the metrics and logs say of a finished call.
+struct Finished<'a> {
+    method: &'a str,
+    simulated: bool,
+    request_id: &'a str,
+    started: Instant,
+    wire: &'a Wire,
+}
+
+/// Counts the call (simulated answers under the outcome `simulated`) and writes the response.
 fn finish(
     state: &AppState,
-    method: &str,
+    call: &Finished<'_>,
     id: Option<Id>,
     outcome: Result<Reply, ApiError>,
-    request_id: &str,
-    started: Instant,
-    wire: &Wire,
 ) -> Response {
+    let label = |real: &'static str| if call.simulated { "simulated" } else { real };
     match outcome {
         Ok(reply) => {
-            state.metrics.request(method, "ok", started.elapsed());
+            state
+                .metrics
+                .request(call.method, label("ok"), call.started.elapsed());
             let body = jsonrpc::success_body(id.as_ref(), &reply.result);
             let mut response = json_bytes(StatusCode::OK, Bytes::from(body), None);
             if let Some((decision, bucket)) = reply.rate {
@@ -691,8 +915,8 @@ fn finish(
         Err(error) => {
             state
                 .metrics
-                .request(method, error.outcome(), started.elapsed());
-            error_response(state, id, &error, request_id, wire)
+                .request(call.method, label(error.outcome()), call.started.elapsed());
+            error_response(state, id, &error, call.request_id, call.wire)
         }
     }
 }

@@ -28,6 +28,22 @@ use tower::ServiceExt;
 /// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
 /// too; this bounds the drain under a flood of new connections).
 const MAX_BACKLOG_DRAINED: usize = 4096;
+/// Put in a response's extensions to close the connection instead of sending it (the
+/// conformance kit's `disconnect`: the call ran, its answer is lost).
+#[derive(Debug, Clone, Copy)]
+pub struct DropConnection;
+
+/// The error that closes a connection carrying a [`DropConnection`] response.
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection closed before the answer (simulated: disconnect)")
+    }
+}
+
+impl std::error::Error for Dropped {}
 
 /// Connection-level limits.
 #[derive(Debug, Clone, Copy)]
@@ -268,7 +284,13 @@ fn serve_connection(
         async move {
             let response = response.await;
             drop(in_progress);
-            response
+            match response {
+                Ok(response) if response.extensions().get::<DropConnection>().is_some() => {
+                    Err(Dropped)
+                }
+                Ok(response) => Ok(response),
+                Err(infallible) => match infallible {},
+            }
         }
     });
     let connection = builder

@@ -44,7 +44,7 @@ pub enum Params<'a> {
     /// Raw JSON text borrowed from the body (`None`: no `params` member). Parsed once, straight
     /// into the method's types.
     Raw(Option<&'a RawValue>),
-    /// An already parsed tree (the 1.0 translation, the conformance kit's rewrite).
+    /// An already parsed tree (the 1.0 translation).
     Tree(Value),
 }
 
@@ -103,6 +103,19 @@ pub struct Reply {
     pub result: Bytes,
     /// The decision and bucket of a charged `message/send`, for the `RateLimit` headers.
     pub rate: Option<(Decision, Bucket)>,
+    /// The message a `message/send` carried, for the conformance kit.
+    pub sent: Option<SentMessage>,
+}
+
+/// The message a `message/send` carried, as the conformance kit reads it: the A2A docs call a
+/// `messageId` unique, and another message under a used id is served as a new message, so the
+/// kit compares the content hash against the one it saw before under the same id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentMessage {
+    /// The message's `messageId` as sent.
+    pub message_id: String,
+    /// The hash of the message and its configuration (the key a retry is recognised by).
+    pub content_hash: String,
 }
 
 /// The A2A methods over a skill registry, a store and a limiter.
@@ -114,7 +127,19 @@ pub struct A2aService {
     skill_timeout: Duration,
     context_history_tasks: usize,
     max_task_bytes: usize,
-    simulations: bool,
+}
+
+/// A condition the conformance kit simulates inside the service, passed to [`A2aService::call`]
+/// explicitly: the message is stored and fingerprinted exactly as the client sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Simulation {
+    /// Refuse at the rate limiter, in the bucket of the skill asked for, without charging it.
+    RateLimited {
+        /// Seconds the client is told to wait.
+        retry_after_secs: u64,
+    },
+    /// Store a `failed` task without running the skill.
+    SkillFailed,
 }
 
 /// Longest `messageId`, `taskId` and `contextId` accepted, in characters: they become store
@@ -146,15 +171,7 @@ impl A2aService {
             skill_timeout,
             context_history_tasks,
             max_task_bytes,
-            simulations: false,
         }
-    }
-
-    /// Honours `message.metadata.simulate = "skill_failed"` (the conformance kit): the skill
-    /// is not run and the task is stored as `failed`, exactly as a real failure.
-    pub fn with_simulations(mut self) -> Self {
-        self.simulations = true;
-        self
     }
 
     /// The registry, for the agent card.
@@ -162,27 +179,31 @@ impl A2aService {
         &self.skills
     }
 
-    /// Runs one 0.3 method for an authenticated caller.
+    /// Runs one 0.3 method for an authenticated caller; `simulation` (only `message/send` has
+    /// one) is the conformance kit's override.
     pub async fn call(
         &self,
         principal: &Principal,
         method: &str,
         params: Params<'_>,
+        simulation: Option<Simulation>,
     ) -> Result<Reply, ApiError> {
         match ServiceCall::parse(method, params)? {
             ServiceCall::Send(params) => {
-                let (result, rate) = self.send(principal, params, FinishedTask::Continue).await?;
-                Ok(Reply { result, rate })
+                self.send(principal, params, FinishedTask::Continue, simulation)
+                    .await
             }
             ServiceCall::Get(params) => Ok(Reply {
                 result: self
                     .get_task(principal, &params.id, params.history_length)
                     .await?,
                 rate: None,
+                sent: None,
             }),
             ServiceCall::Cancel(params) => Ok(Reply {
                 result: self.cancel_task(principal, &params.id).await?,
                 rate: None,
+                sent: None,
             }),
         }
     }
@@ -282,8 +303,13 @@ impl A2aService {
         principal: &Principal,
         params: MessageSendParams,
         finished: FinishedTask,
-    ) -> Result<(Bytes, Option<(Decision, Bucket)>), ApiError> {
+        simulation: Option<Simulation>,
+    ) -> Result<Reply, ApiError> {
         let message_key = message_key(&params)?;
+        let sent = SentMessage {
+            message_id: params.message.message_id.clone(),
+            content_hash: message_key.clone(),
+        };
         let message = params.message;
         let skill = self.skill_for(&message)?;
         let owner = &principal.owner;
@@ -291,7 +317,12 @@ impl A2aService {
             serde_json::to_vec(&message).map_err(|e| ApiError::Internal(e.to_string()))?;
 
         if let Some(record) = self.store.message(owner, &message_key).await? {
-            return self.replay(owner, &record).await.map(|t| (t, None));
+            let result = self.replay(owner, &record).await?;
+            return Ok(Reply {
+                result,
+                rate: None,
+                sent: Some(sent),
+            });
         }
 
         let continued = match &message.task_id {
@@ -319,6 +350,13 @@ impl A2aService {
         }
 
         let bucket = skill.info().bucket;
+        if let Some(Simulation::RateLimited { retry_after_secs }) = simulation {
+            return Err(ApiError::RateLimited {
+                retry_after_secs,
+                bucket: bucket.as_str(),
+                limit: None,
+            });
+        }
         let decision = self.charge(principal, bucket).await?;
 
         let context_id = continued
@@ -345,14 +383,7 @@ impl A2aService {
             now: Utc::now(),
             accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
         };
-        let simulated_failure = self.simulations
-            && message
-                .metadata
-                .as_ref()
-                .and_then(|m| m.get("simulate"))
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.trim() == "skill_failed");
-        let outcome = if simulated_failure {
+        let outcome = if simulation == Some(Simulation::SkillFailed) {
             Err(format!(
                 "The skill `{}` failed (simulated by the conformance kit: skill_failed).",
                 skill.info().id
@@ -368,17 +399,19 @@ impl A2aService {
         let stored = StoredTask::of(&task)?;
         self.check_task_size(stored.json.len())?;
         let record = MessageRecord { task_id: task.id };
-        match self
+        let result = match self
             .store
             .save(owner, &stored, &message_key, &record, is_new)
             .await?
         {
-            SaveOutcome::Saved => Ok((stored.json, Some((decision, bucket)))),
-            SaveOutcome::Duplicate(existing) => self
-                .replay(owner, &existing)
-                .await
-                .map(|t| (t, Some((decision, bucket)))),
-        }
+            SaveOutcome::Saved => stored.json,
+            SaveOutcome::Duplicate(existing) => self.replay(owner, &existing).await?,
+        };
+        Ok(Reply {
+            result,
+            rate: Some((decision, bucket)),
+            sent: Some(sent),
+        })
     }
 
     /// Answers a message sent again with the task it produced.

@@ -24,7 +24,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::listing::{Cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQuery};
 use crate::service::{
-    A2aService, FinishedTask, Params, Reply, parse_params, validate_user_message,
+    A2aService, FinishedTask, Params, Reply, Simulation, parse_params, validate_user_message,
 };
 use crate::store::decode_task;
 
@@ -106,6 +106,15 @@ impl Wire {
     pub fn is_v1(&self) -> bool {
         !matches!(self, Wire::V03)
     }
+
+    /// The version a call was answered in, for the conformance kit's report.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Wire::V03 => "0.3",
+            Wire::V1 => "1.0",
+            Wire::Unsupported(_) => "unsupported",
+        }
+    }
 }
 
 fn is_v1_method(method: &str) -> bool {
@@ -177,22 +186,23 @@ pub fn check(method: &str, params: Params<'_>) -> Result<(), ApiError> {
 }
 
 /// Runs one 1.0 method over the service, which keeps tasks in their 0.3 form, and spells the
-/// result in 1.0 terms.
+/// result in 1.0 terms. `simulation` is the conformance kit's override.
 pub async fn call(
     service: &A2aService,
     principal: &Principal,
     method: &str,
     params: Params<'_>,
+    simulation: Option<Simulation>,
 ) -> Result<Reply, ApiError> {
     match V1Call::parse(method, params)? {
         V1Call::Send(params) => {
-            let (result, rate) = service
-                .send(principal, params, FinishedTask::Refuse)
+            let reply = service
+                .send(principal, params, FinishedTask::Refuse, simulation)
                 .await?;
-            let task = v1_task(&result)?;
+            let task = v1_task(&reply.result)?;
             Ok(Reply {
                 result: to_json(&SendMessageResponse { task })?,
-                rate,
+                ..reply
             })
         }
         V1Call::Get(params) => {
@@ -202,6 +212,7 @@ pub async fn call(
             Ok(Reply {
                 result: to_json(&v1_task(&result)?)?,
                 rate: None,
+                sent: None,
             })
         }
         V1Call::Cancel(params) => {
@@ -209,6 +220,7 @@ pub async fn call(
             Ok(Reply {
                 result: to_json(&v1_task(&result)?)?,
                 rate: None,
+                sent: None,
             })
         }
         V1Call::List {
@@ -236,6 +248,7 @@ pub async fn call(
             Ok(Reply {
                 result: to_json(&response)?,
                 rate: None,
+                sent: None,
             })
         }
     }

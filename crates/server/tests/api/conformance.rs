@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use magisterium_a2a::auth::Plan;
+use magisterium_a2a::auth::{Plan, mint_hs256};
 use magisterium_a2a::config::Settings;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
@@ -65,6 +65,7 @@ async fn when_disabled_nothing_of_the_kit_exists() {
     );
     assert_eq!(app.get("/conformance/report").await.status.as_u16(), 404);
     assert_eq!(app.get("/conformance").await.status.as_u16(), 404);
+    assert_eq!(app.get("/conformance/findings").await.status.as_u16(), 404);
 }
 
 #[tokio::test]
@@ -82,7 +83,8 @@ async fn every_scenario_answers_as_the_real_condition() {
     .await;
     assert_eq!(
         (r.status.as_u16(), r.code(), r.body["id"].clone()),
-        (401, -32004, json!("req-1"))
+        (401, -32004, Value::Null),
+        "answered from the headers, before the body is read"
     );
     assert_eq!(r.body["error"]["data"]["name"], "UNAUTHORIZED");
     assert!(r.header("www-authenticate").unwrap().starts_with("Bearer "));
@@ -185,7 +187,11 @@ async fn every_scenario_answers_as_the_real_condition() {
 
 #[tokio::test]
 async fn the_report_names_each_misbehaviour() {
-    let app = spawn_app(enabled).await;
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.auth.leeway_secs = 0;
+    })
+    .await;
     let token = app.token("sloppy", Plan::Pro);
     let run = [("a2a-client-run", "sloppy-run")];
 
@@ -244,7 +250,6 @@ async fn the_report_names_each_misbehaviour() {
         )
         .await;
     }
-
     // retry-too-soon
     post(
         &app,
@@ -260,27 +265,31 @@ async fn the_report_names_each_misbehaviour() {
         &send_body("test_echo", "again", &uuid()),
     )
     .await;
-    // refused-token-reused
-    post(
-        &app,
-        Some("bad.token.here"),
-        &run,
-        &call("tasks/get", json!({"id": "x"})),
+    // refused-token-reused: a token of this owner that expired, sent twice after a real 401.
+    let short = mint_hs256(
+        &app.settings.auth,
+        crate::helpers::SECRET,
+        "sloppy",
+        Plan::Pro,
+        Duration::from_secs(1),
     )
-    .await;
-    post(
-        &app,
-        Some("bad.token.here"),
-        &run,
-        &call("tasks/get", json!({"id": "x"})),
-    )
-    .await;
+    .unwrap();
+    let get = call("tasks/get", json!({"id": "x"}));
+    assert_eq!(post(&app, Some(&short), &run, &get).await.code(), -32001);
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    for _ in 0..2 {
+        assert_eq!(
+            post(&app, Some(&short), &run, &get).await.status.as_u16(),
+            401
+        );
+    }
     // unsupported-method
     post(&app, Some(&token), &run, &call("message/stream", json!({}))).await;
     // card-refetched-early
     for _ in 0..2 {
         app.client
             .get(format!("{}/.well-known/agent.json", app.base))
+            .bearer_auth(&token)
             .header("a2a-client-run", "sloppy-run")
             .send()
             .await
@@ -296,18 +305,8 @@ async fn the_report_names_each_misbehaviour() {
     )
     .await;
 
-    let report = app.get("/conformance/report").await.body;
-    let runs = report["runs"].as_array().unwrap();
-    let sloppy = runs
-        .iter()
-        .find(|r| r["run"] == "run:sloppy-run")
-        .expect("the named run");
-    let rules: Vec<&str> = sloppy["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
+    let findings = findings_of(&app, &token, "sloppy-run").await;
+    let rules = rules_of(&findings);
     for rule in [
         "content-type",
         "malformed-envelope",
@@ -319,47 +318,107 @@ async fn the_report_names_each_misbehaviour() {
         "polling-terminal-task",
     ] {
         assert_eq!(
-            rules.iter().filter(|r| **r == rule).count(),
+            rules.iter().filter(|r| *r == rule).count(),
             1,
             "{rule} in {rules:?}"
         );
     }
-    for finding in sloppy["findings"].as_array().unwrap() {
-        for field in ["at", "request", "detail", "why"] {
+    for finding in &findings {
+        for field in ["at", "request", "detail", "why", "requestId", "wire"] {
             assert!(
                 !finding[field].as_str().unwrap().is_empty(),
                 "{field} in {finding}"
             );
         }
     }
-    let careful = runs.iter().find(|r| r["run"] == "run:careful-run").unwrap();
-    assert_eq!(careful["findings"], json!([]));
-    assert_eq!(careful["requests"], 1);
+    let careful = app
+        .client
+        .get(format!("{}/conformance/report", app.base))
+        .bearer_auth(&good)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(careful["runs"][0]["run"], "careful-run");
+    assert_eq!(careful["runs"][0]["findings"], json!([]));
+    assert_eq!(careful["runs"][0]["requests"], 1);
+    assert_eq!(careful["runs"].as_array().unwrap().len(), 1, "{careful}");
+    let coverage = &careful["runs"][0]["coverage"];
+    assert_eq!(coverage["exercised"], json!([]));
+    assert_eq!(coverage["untouched"].as_array().unwrap().len(), 11);
+
+    let sloppy = app
+        .client
+        .get(format!("{}/conformance/report?run=sloppy-run", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let coverage = &sloppy["runs"][0]["coverage"];
+    assert_eq!(
+        coverage["exercised"],
+        json!([{"scenario": "rate_limited", "method": "message/send", "wire": "0.3", "calls": 1}])
+    );
+    let gaps = coverage["untouchedByMethod"].as_array().unwrap();
+    let send = gaps
+        .iter()
+        .find(|g| g["method"] == "message/send" && g["wire"] == "0.3")
+        .unwrap();
+    assert!(
+        !send["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rate_limited"))
+    );
+    assert!(
+        send["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("skill_failed"))
+    );
+    let get = gaps.iter().find(|g| g["method"] == "tasks/get").unwrap();
+    assert!(
+        get["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rate_limited"))
+    );
+    assert!(
+        !get["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("skill_failed")),
+        "skill_failed does not apply to tasks/get"
+    );
 
     let page = app
         .client
-        .get(format!("{}/conformance", app.base))
+        .get(format!("{}/conformance/findings", app.base))
+        .bearer_auth(&token)
         .send()
         .await
         .unwrap()
         .text()
         .await
         .unwrap();
-    assert!(page.contains("retry-too-soon") && page.contains("run:sloppy-run"));
+    assert!(page.contains("retry-too-soon") && page.contains("sloppy-run"));
+    assert!(!page.contains("careful-run"), "another owner's run");
 
+    let cli = |args: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"));
+        command
+            .args(["--config-dir", "/nonexistent", "conformance", "report"])
+            .args(["--url", &app.base, "--token", &token])
+            .args(args);
+        command
+    };
     // The server runs on this test's runtime: wait for the command without blocking it.
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
-        .args([
-            "--config-dir",
-            "/nonexistent",
-            "conformance",
-            "report",
-            "--url",
-            &app.base,
-        ])
-        .output()
-        .await
-        .unwrap();
+    let output = cli(&["--run", "sloppy-run"]).output().await.unwrap();
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -367,18 +426,123 @@ async fn the_report_names_each_misbehaviour() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        printed.contains("[polling-terminal-task]") && printed.contains("run:sloppy-run"),
+        printed.contains("[polling-terminal-task] 1 findings") && printed.contains("sloppy-run"),
         "{printed}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(&app.base),
+        "the command says which server it read"
+    );
+    let gated = cli(&["--fail-on-findings", "--format", "junit"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!gated.status.success(), "findings fail the check");
+    let junit = String::from_utf8_lossy(&gated.stdout);
+    assert!(
+        junit.contains("<testsuite ")
+            && junit.contains("<failure message=\"1 findings\" type=\"retry-too-soon\">"),
+        "{junit}"
+    );
+    let allow = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        allow.path(),
+        "content-type\nmalformed-envelope\nmessage-id-reused\nretry-too-soon\nrefused-token-reused\nunsupported-method\ncard-refetched-early\npolling-terminal-task\n",
+    )
+    .unwrap();
+    let allowed = cli(&["--fail-on-findings", "--allow-list"])
+        .arg(allow.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        allowed.status.success(),
+        "every rule allowed: {}",
+        String::from_utf8_lossy(&allowed.stderr)
     );
 
     let cleared = app
         .client
         .delete(format!("{}/conformance/report", app.base))
+        .bearer_auth(&token)
         .send()
         .await
         .unwrap();
     assert_eq!(cleared.status().as_u16(), 204);
-    assert_eq!(app.get("/conformance/report").await.body["runs"], json!([]));
+    assert!(findings_of(&app, &token, "sloppy-run").await.is_empty());
+    assert_eq!(
+        findings_of(&app, &good, "careful-run").await,
+        Vec::<Value>::new()
+    );
+}
+
+#[tokio::test]
+async fn the_newer_scenarios_answer_as_the_real_condition() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("newer", Plan::Pro);
+    let get = call("tasks/get", json!({"id": "anything"}));
+
+    let r = post(&app, Some(&token), &[("a2a-simulate", "overloaded")], &get).await;
+    assert_eq!((r.status.as_u16(), r.code()), (503, -32603));
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(r.body["error"]["data"]["retryAfter"], 1);
+
+    let r = post(
+        &app,
+        Some(&token),
+        &[("a2a-simulate", "expired_token")],
+        &get,
+    )
+    .await;
+    assert_eq!((r.status.as_u16(), r.code()), (401, -32004));
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+            && r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("expired"),
+        "{:?}",
+        r.body
+    );
+
+    // disconnect: the call runs, its answer is lost; the retry gets the same task.
+    let body = send_body("test_echo", "lost answer", &uuid());
+    let lost = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("a2a-simulate", "disconnect")
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(lost.is_err(), "the connection closes before the answer");
+    let retried = post(&app, Some(&token), &[], &body).await;
+    assert_eq!(retried.result()["status"]["state"], "completed");
+
+    // malformed_response: a 200 whose body is not JSON.
+    let r = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("a2a-simulate", "malformed_response")
+        .body(get.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().await.unwrap();
+    assert!(
+        !text.is_empty() && serde_json::from_str::<Value>(&text).is_err(),
+        "{text}"
+    );
+
+    let metrics = app.get("/metrics").await.body;
+    let metrics = metrics.as_str().unwrap();
+    assert!(metrics.contains("outcome=\"simulated\""), "{metrics}");
 }
 
 #[test]
@@ -393,4 +557,538 @@ fn the_production_profile_needs_a_second_key() {
     assert!(error.contains("conformance.enabled"), "{error}");
     settings.conformance.allow_with_production_profile = true;
     assert!(settings.validate().is_ok());
+}
+
+/// The findings of `run` as `token`'s owner reads them.
+async fn findings_of(app: &TestApp, token: &str, run: &str) -> Vec<Value> {
+    let report = app
+        .client
+        .get(format!("{}/conformance/report", app.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["run"] == run || r["run"] == format!("run:{run}"))
+        .flat_map(|r| r["findings"].as_array().unwrap().clone())
+        .collect()
+}
+
+fn rules_of(findings: &[Value]) -> Vec<String> {
+    findings
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_simulated_refusal_does_not_mark_the_token_refused() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("honest", Plan::Pro);
+    let run = ("a2a-client-run", "after-simulated-401");
+    let get = call("tasks/get", json!({"id": "x"}));
+    let r = post(
+        &app,
+        Some(&token),
+        &[run, ("a2a-simulate", "unauthorized")],
+        &get,
+    )
+    .await;
+    assert_eq!(r.status.as_u16(), 401);
+    for _ in 0..3 {
+        let r = post(&app, Some(&token), &[run], &get).await;
+        assert_eq!(r.code(), -32001);
+    }
+    let findings = findings_of(&app, &token, run.1).await;
+    assert!(
+        !rules_of(&findings).contains(&"refused-token-reused".to_string()),
+        "{findings:?}"
+    );
+}
+
+#[tokio::test]
+async fn retry_too_soon_counts_only_the_same_owner_and_bucket_at_the_limiter() {
+    let app = spawn_app(enabled).await;
+    let alice = app.token("alice", Plan::Pro);
+    let bob = app.token("bob", Plan::Pro);
+    let run = ("a2a-client-run", "limits");
+    let r = post(
+        &app,
+        Some(&alice),
+        &[run, ("a2a-simulate", "rate_limited;retry_after=60")],
+        &send_body("test_echo", "x", &uuid()),
+    )
+    .await;
+    assert_eq!(r.status.as_u16(), 429);
+    // Another user, another bucket, and a request refused before the limiter: not too soon.
+    post(
+        &app,
+        Some(&bob),
+        &[run],
+        &send_body("test_echo", "b", &uuid()),
+    )
+    .await;
+    post(
+        &app,
+        Some(&alice),
+        &[run],
+        &send_body("test_expensive_echo", "e", &uuid()),
+    )
+    .await;
+    let refused = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&alice)
+        .header("a2a-client-run", "limits")
+        .header("content-type", "text/plain")
+        .body(send_body("test_echo", "t", &uuid()).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 415);
+    assert!(
+        !rules_of(&findings_of(&app, &bob, run.1).await).contains(&"retry-too-soon".to_string())
+    );
+    let rules = rules_of(&findings_of(&app, &alice, run.1).await);
+    assert!(!rules.contains(&"retry-too-soon".to_string()), "{rules:?}");
+    // The same user and bucket, at the limiter: too soon.
+    post(
+        &app,
+        Some(&alice),
+        &[run],
+        &send_body("test_echo", "y", &uuid()),
+    )
+    .await;
+    let findings = findings_of(&app, &alice, run.1).await;
+    let too_soon: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["rule"] == "retry-too-soon")
+        .collect();
+    assert_eq!(too_soon.len(), 1, "{findings:?}");
+    assert_eq!(too_soon[0]["causedBy"], "rate_limited", "{findings:?}");
+}
+
+#[tokio::test]
+async fn simulated_refusals_do_not_spend_the_failed_authentication_budget() {
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.server.failed_auth_per_minute_per_ip = 3;
+    })
+    .await;
+    let token = app.token("budget", Plan::Pro);
+    let get = call("tasks/get", json!({"id": "x"}));
+    for _ in 0..6 {
+        let r = post(
+            &app,
+            Some(&token),
+            &[("a2a-simulate", "unauthorized")],
+            &get,
+        )
+        .await;
+        assert_eq!(r.status.as_u16(), 401);
+    }
+    let fresh = app.token("fresh", Plan::Pro);
+    let r = post(&app, Some(&fresh), &[], &get).await;
+    assert_eq!(
+        (r.status.as_u16(), r.code()),
+        (200, -32001),
+        "a valid token after simulated refusals: {:?}",
+        r.body
+    );
+}
+
+#[tokio::test]
+async fn skill_failed_keeps_the_message_fingerprint() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("retrier", Plan::Pro);
+    let body = send_body("test_echo", "retry me", &uuid());
+    let failed = post(
+        &app,
+        Some(&token),
+        &[("a2a-simulate", "skill_failed")],
+        &body,
+    )
+    .await;
+    assert_eq!(failed.result()["status"]["state"], "failed");
+    let retried = post(&app, Some(&token), &[], &body).await;
+    assert_eq!(
+        retried.body["result"]["id"],
+        failed.result()["id"],
+        "the identical message is the same message: {:?}",
+        retried.body
+    );
+}
+
+#[tokio::test]
+async fn each_finding_names_the_exact_path_and_fault() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("precise", Plan::Pro);
+    let run = ("a2a-client-run", "precise");
+    // A card fetch is attributed once the token was verified on a call.
+    post(
+        &app,
+        Some(&token),
+        &[run],
+        &call("tasks/get", json!({"id": "x"})),
+    )
+    .await;
+    for _ in 0..2 {
+        app.client
+            .get(format!("{}/.well-known/agent-card.json", app.base))
+            .bearer_auth(&token)
+            .header(run.0, run.1)
+            .send()
+            .await
+            .unwrap();
+    }
+    // Three different envelope faults.
+    for body in [
+        json!({"jsonrpc": "2.0", "method": "tasks/get"}),
+        json!({"jsonrpc": "1.0", "id": 1, "method": "tasks/get"}),
+        json!({"jsonrpc": "2.0", "id": 1}),
+    ] {
+        post(&app, Some(&token), &[run], &body).await;
+    }
+    let findings = findings_of(&app, &token, run.1).await;
+    let card: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["rule"] == "card-refetched-early")
+        .collect();
+    assert_eq!(card.len(), 1, "{findings:?}");
+    assert!(
+        card[0]["request"]
+            .as_str()
+            .unwrap()
+            .contains("/.well-known/agent-card.json"),
+        "{card:?}"
+    );
+    let details: std::collections::HashSet<&str> = findings
+        .iter()
+        .filter(|f| f["rule"] == "malformed-envelope")
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(details.len(), 3, "{findings:?}");
+    for finding in &findings {
+        for field in ["requestId", "method", "scenario"] {
+            assert!(finding.get(field).is_some(), "{field} in {finding}");
+        }
+        assert!(finding["simulated"].is_boolean(), "{finding}");
+    }
+}
+
+#[tokio::test]
+async fn simulations_other_than_unauthorized_need_a_valid_token() {
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.conformance.max_slow_ms = 5_000;
+    })
+    .await;
+    let get = call("tasks/get", json!({"id": "x"}));
+    let started = Instant::now();
+    let r = post(&app, None, &[("a2a-simulate", "slow;ms=3000")], &get).await;
+    assert_eq!(r.status.as_u16(), 401);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "slow is not honoured before authentication"
+    );
+    let r = post(
+        &app,
+        Some("not.a.token"),
+        &[("a2a-simulate", "plan_required")],
+        &get,
+    )
+    .await;
+    assert_eq!(r.status.as_u16(), 401, "no simulated 403 without a token");
+    let r = post(&app, None, &[("a2a-simulate", "unauthorized")], &get).await;
+    assert_eq!(r.status.as_u16(), 401);
+}
+
+#[tokio::test]
+async fn a_caller_sees_and_clears_only_its_own_runs() {
+    let app = spawn_app(enabled).await;
+    let alice = app.token("alice", Plan::Pro);
+    let bob = app.token("bob", Plan::Pro);
+    let stream = call("message/stream", json!({}));
+    post(
+        &app,
+        Some(&alice),
+        &[("a2a-client-run", "shared-name")],
+        &stream,
+    )
+    .await;
+    post(&app, Some(&bob), &[("a2a-client-run", "bobs")], &stream).await;
+
+    let anonymous = app.get("/conformance/report").await;
+    assert_eq!(anonymous.status.as_u16(), 401);
+    let page = app.get("/conformance/findings").await;
+    assert_eq!(
+        page.status.as_u16(),
+        401,
+        "the page's findings need a token"
+    );
+
+    let as_bob = app
+        .client
+        .get(format!("{}/conformance/report?run=shared-name", app.base))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !as_bob.contains("shared-name"),
+        "a run id alone is not enough: {as_bob}"
+    );
+    let deleted = app
+        .client
+        .delete(format!("{}/conformance/report?run=shared-name", app.base))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 204);
+    let unauthenticated = app
+        .client
+        .delete(format!("{}/conformance/report", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status().as_u16(), 401);
+    assert_eq!(
+        rules_of(&findings_of(&app, &alice, "shared-name").await),
+        vec!["unsupported-method"],
+        "bob's DELETE did not clear alice's run"
+    );
+    let bobs_view = findings_of(&app, &bob, "bobs").await;
+    assert_eq!(rules_of(&bobs_view), vec!["unsupported-method"]);
+    let deleted = app
+        .client
+        .delete(format!("{}/conformance/report?run=shared-name", app.base))
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 204);
+    assert!(findings_of(&app, &alice, "shared-name").await.is_empty());
+    assert_eq!(findings_of(&app, &bob, "bobs").await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_stalled_body_meets_the_body_deadline_with_the_kit_on() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.server.body_read_timeout_secs = 1;
+    })
+    .await;
+    let token = app.token("staller", Plan::Pro);
+    let address = app.base.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("the body deadline answers a stalled body")
+        .unwrap();
+    let text = String::from_utf8_lossy(&answer[..read]);
+    assert!(text.starts_with("HTTP/1.1 4"), "{text}");
+}
+
+#[tokio::test]
+async fn recorded_values_are_truncated_not_whole() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("long-ids", Plan::Pro);
+    let long_id = format!("m-{}", "x".repeat(250));
+    let run = ("a2a-client-run", "long");
+    post(
+        &app,
+        Some(&token),
+        &[run],
+        &send_body("test_echo", "one", &long_id),
+    )
+    .await;
+    post(
+        &app,
+        Some(&token),
+        &[run],
+        &send_body("test_echo", "two", &long_id),
+    )
+    .await;
+    let findings = findings_of(&app, &token, run.1).await;
+    assert!(
+        rules_of(&findings).contains(&"message-id-reused".to_string()),
+        "{findings:?}"
+    );
+    let text = serde_json::to_string(&findings).unwrap();
+    assert!(!text.contains(&long_id), "the whole id is not kept");
+    assert!(text.len() < 3_000, "{} bytes", text.len());
+}
+
+#[test]
+fn the_kit_refuses_every_profile_but_development_and_test() {
+    for (profile, allowed) in [
+        ("development", true),
+        ("test", true),
+        ("staging", false),
+        ("production", false),
+    ] {
+        let mut settings = crate::helpers::test_settings();
+        settings.profile = profile.into();
+        settings.auth.issuer = Some("https://issuer.example".into());
+        settings.auth.audience = Some("magisterium-a2a".into());
+        settings.server.public_url = Some("https://a2a.example".into());
+        settings.conformance.enabled = true;
+        let validated = settings.validate();
+        if profile == "production" || profile == "staging" {
+            let error = validated.unwrap_err().to_string();
+            assert!(
+                error.contains("ALLOW_WITH_PRODUCTION_PROFILE"),
+                "{profile}: {error}"
+            );
+            settings.conformance.allow_with_production_profile = true;
+            assert!(settings.validate().is_ok(), "{profile}");
+        } else {
+            assert_eq!(validated.is_ok(), allowed, "{profile}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn scenarios_on_the_1_0_wire_answer_in_its_terms_and_count_in_coverage() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("wire-one", Plan::Pro);
+    let send = |message_id: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {
+            "messageId": message_id, "role": "ROLE_USER", "parts": [{"text": "hi"}],
+            "metadata": {"skillId": "test_echo"}}}})
+    };
+    let run = ("a2a-client-run", "one-oh");
+    let version = ("a2a-version", "1.0");
+    let limited = post(
+        &app,
+        Some(&token),
+        &[run, version, ("a2a-simulate", "rate_limited;retry_after=9")],
+        &send(&uuid()),
+    )
+    .await;
+    assert_eq!(limited.status.as_u16(), 429);
+    assert_eq!(limited.header("retry-after"), Some("9"));
+    let failed = post(
+        &app,
+        Some(&token),
+        &[run, version, ("a2a-simulate", "skill_failed")],
+        &send(&uuid()),
+    )
+    .await;
+    assert_eq!(
+        failed.result()["task"]["status"]["state"],
+        "TASK_STATE_FAILED",
+        "{:?}",
+        failed.body
+    );
+    let report = app
+        .client
+        .get(format!("{}/conformance/report?run=one-oh", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    let exercised = &report["runs"][0]["coverage"]["exercised"];
+    assert_eq!(
+        exercised,
+        &json!([
+            {"scenario": "rate_limited", "method": "SendMessage", "wire": "1.0", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0", "calls": 1},
+        ]),
+        "{report}"
+    );
+    let findings = report["runs"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["rule"], "retry-too-soon");
+    assert_eq!(findings[0]["wire"], "1.0");
+    assert_eq!(findings[0]["causedBy"], "rate_limited");
+    assert_eq!(findings[0]["scenario"], "skill_failed");
+    assert_eq!(findings[0]["simulated"], true);
+}
+
+#[tokio::test]
+async fn a_reused_message_id_is_served_as_a_new_message_and_reported() {
+    let app = spawn_app(enabled).await;
+    let token = app.token("reuser", Plan::Pro);
+    let run = [("a2a-client-run", "reuse")];
+    let id = uuid();
+    let task_of = |reply: &Reply| reply.body["result"]["id"].as_str().unwrap().to_string();
+    let first = post(
+        &app,
+        Some(&token),
+        &run,
+        &send_body("test_echo", "one", &id),
+    )
+    .await;
+    let retried = post(
+        &app,
+        Some(&token),
+        &run,
+        &send_body("test_echo", "one", &id),
+    )
+    .await;
+    assert_eq!(
+        task_of(&first),
+        task_of(&retried),
+        "a retry answers its task"
+    );
+    assert!(
+        findings_of(&app, &token, "reuse").await.is_empty(),
+        "a retry of the same message is no finding"
+    );
+    let other = post(
+        &app,
+        Some(&token),
+        &run,
+        &send_body("test_echo", "two", &id),
+    )
+    .await;
+    assert!(other.body.get("error").is_none(), "{:?}", other.body);
+    assert_ne!(
+        task_of(&first),
+        task_of(&other),
+        "another message, its own task"
+    );
+    let findings = findings_of(&app, &token, "reuse").await;
+    assert_eq!(rules_of(&findings), ["message-id-reused"], "{findings:?}");
+    assert_eq!(findings[0]["method"], "message/send", "{findings:?}");
+
+    // The 1.0 wire is checked the same way, per owner: another owner's id is not this one's.
+    let send = |text: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {
+            "messageId": id, "role": "ROLE_USER", "parts": [{"text": text}],
+            "metadata": {"skillId": "test_echo"}}}})
+    };
+    let stranger = app.token("stranger", Plan::Pro);
+    let v1_run = [("a2a-client-run", "reuse-1.0"), ("a2a-version", "1.0")];
+    for text in ["three", "four"] {
+        let answer = post(&app, Some(&stranger), &v1_run, &send(text)).await;
+        assert!(
+            answer.body["result"]["task"]["id"].is_string(),
+            "{:?}",
+            answer.body
+        );
+    }
+    let findings = findings_of(&app, &stranger, "reuse-1.0").await;
+    assert_eq!(rules_of(&findings), ["message-id-reused"], "{findings:?}");
+    assert_eq!(findings[0]["wire"], "1.0", "{findings:?}");
 }

@@ -69,7 +69,10 @@ impl Reply {
 
 /// Settings for a test server: loopback port 0, fixed secret, memory store.
 pub fn test_settings() -> Settings {
-    let mut settings = Settings::default();
+    let mut settings = Settings {
+        profile: "test".into(),
+        ..Settings::default()
+    };
     settings.server.bind = "127.0.0.1:0".into();
     settings.auth.hs256_secret = Some(SECRET.into());
     settings

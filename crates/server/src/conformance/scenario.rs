@@ -1,0 +1,249 @@
+//! The scenarios a client selects with `A2A-Simulate`, parsed into a typed override that the
+//! endpoint and the service apply where the real condition arises.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::auth::AuthError;
+use crate::error::ApiError;
+use crate::service::Simulation;
+
+/// The header that selects a scenario.
+pub const SIMULATE_HEADER: &str = "a2a-simulate";
+/// The message metadata key that selects a scenario, for clients that cannot set headers.
+pub const SIMULATE_METADATA: &str = "simulate";
+
+/// One simulated condition, as the client asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// 401 `-32004`, before authentication.
+    Unauthorized,
+    /// 401 `-32004` saying the token has expired.
+    ExpiredToken,
+    /// 403 `-32005`.
+    PlanRequired,
+    /// 429 `-32003` with this `retryAfter`, where the rate limiter stands.
+    RateLimited {
+        /// Seconds the client is told to wait.
+        retry_after_secs: u64,
+    },
+    /// 503 `-32603`, as the load shedding answers.
+    Overloaded {
+        /// Seconds the client is told to wait.
+        retry_after_secs: u64,
+    },
+    /// `-32603`.
+    InternalError,
+    /// A stored `failed` task.
+    SkillFailed,
+    /// The real answer, this much later.
+    Slow {
+        /// The delay asked for, in milliseconds (bounded by configuration).
+        ms: u64,
+    },
+    /// `-32001`.
+    TaskNotFound,
+    /// The call runs; the connection is closed before the answer is sent.
+    Disconnect,
+    /// The call runs; the answer's body is cut in half (not JSON).
+    MalformedResponse,
+}
+
+impl Scenario {
+    /// The scenario names, for errors, the agent card and the coverage report.
+    pub const NAMES: [&'static str; 11] = [
+        "unauthorized",
+        "expired_token",
+        "plan_required",
+        "rate_limited;retry_after=N",
+        "overloaded;retry_after=N",
+        "internal_error",
+        "skill_failed",
+        "slow;ms=N",
+        "task_not_found",
+        "disconnect",
+        "malformed_response",
+    ];
+
+    /// The scenario's name without parameters, e.g. `rate_limited`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Unauthorized => "unauthorized",
+            Scenario::ExpiredToken => "expired_token",
+            Scenario::PlanRequired => "plan_required",
+            Scenario::RateLimited { .. } => "rate_limited",
+            Scenario::Overloaded { .. } => "overloaded",
+            Scenario::InternalError => "internal_error",
+            Scenario::SkillFailed => "skill_failed",
+            Scenario::Slow { .. } => "slow",
+            Scenario::TaskNotFound => "task_not_found",
+            Scenario::Disconnect => "disconnect",
+            Scenario::MalformedResponse => "malformed_response",
+        }
+    }
+
+    /// Every name without parameters, in the order of [`Scenario::NAMES`].
+    pub fn bare_names() -> impl Iterator<Item = &'static str> {
+        Scenario::NAMES
+            .iter()
+            .map(|name| name.split(';').next().unwrap_or(name))
+    }
+
+    /// The error the endpoint answers with instead of running the call, for the scenarios
+    /// that refuse it; built like the real refusal.
+    pub fn refusal(self, task_id: Option<String>) -> Option<ApiError> {
+        Some(match self {
+            Scenario::Unauthorized => ApiError::Unauthorized(AuthError::Invalid(
+                "the token is not accepted (simulated: unauthorized)".into(),
+            )),
+            Scenario::ExpiredToken => ApiError::Unauthorized(AuthError::Invalid(
+                "the token has expired (simulated: expired_token)".into(),
+            )),
+            Scenario::PlanRequired => ApiError::PlanRequired,
+            Scenario::Overloaded { retry_after_secs } => ApiError::Overloaded { retry_after_secs },
+            Scenario::InternalError => ApiError::Internal("simulated: internal_error".into()),
+            Scenario::TaskNotFound => {
+                ApiError::TaskNotFound(task_id.unwrap_or_else(|| "simulated".into()))
+            }
+            Scenario::RateLimited { .. }
+            | Scenario::SkillFailed
+            | Scenario::Slow { .. }
+            | Scenario::Disconnect
+            | Scenario::MalformedResponse => return None,
+        })
+    }
+
+    /// How long to wait before running the call, bounded by `max`.
+    pub fn delay(self, max: Duration) -> Option<Duration> {
+        match self {
+            Scenario::Slow { ms } => Some(Duration::from_millis(ms).min(max)),
+            _ => None,
+        }
+    }
+}
+
+impl Scenario {
+    /// The part of the scenario the service applies, if any.
+    pub fn in_service(self) -> Option<Simulation> {
+        match self {
+            Scenario::RateLimited { retry_after_secs } => {
+                Some(Simulation::RateLimited { retry_after_secs })
+            }
+            Scenario::SkillFailed => Some(Simulation::SkillFailed),
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for Scenario {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut parts = text.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let mut params = HashMap::new();
+        for part in parts {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` is not key=value"))?;
+            let value: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{}` must be a whole number", key.trim()))?;
+            params.insert(key.trim().to_ascii_lowercase(), value);
+        }
+        let mut retry_after = |default: u64| params.remove("retry_after").unwrap_or(default).max(1);
+        let scenario = match name.as_str() {
+            "unauthorized" => Scenario::Unauthorized,
+            "expired_token" => Scenario::ExpiredToken,
+            "plan_required" => Scenario::PlanRequired,
+            "rate_limited" => Scenario::RateLimited {
+                retry_after_secs: retry_after(30),
+            },
+            "overloaded" => Scenario::Overloaded {
+                retry_after_secs: retry_after(1),
+            },
+            "internal_error" => Scenario::InternalError,
+            "skill_failed" => Scenario::SkillFailed,
+            "slow" => Scenario::Slow {
+                ms: params.remove("ms").unwrap_or(2_000),
+            },
+            "task_not_found" => Scenario::TaskNotFound,
+            "disconnect" => Scenario::Disconnect,
+            "malformed_response" => Scenario::MalformedResponse,
+            other => {
+                return Err(format!(
+                    "unknown scenario `{}`; use one of: {}",
+                    truncated(other, 40),
+                    Scenario::NAMES.join(", ")
+                ));
+            }
+        };
+        if let Some(key) = params.keys().next() {
+            return Err(format!(
+                "`{}` does not apply to `{name}`",
+                truncated(key, 40)
+            ));
+        }
+        Ok(scenario)
+    }
+}
+
+/// At most `max` characters of `text`, marked with `…` when cut: the kit keeps and echoes no
+/// client value whole.
+pub fn truncated(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_parse() {
+        assert_eq!("unauthorized".parse(), Ok(Scenario::Unauthorized));
+        assert_eq!(
+            "rate_limited;retry_after=7".parse(),
+            Ok(Scenario::RateLimited {
+                retry_after_secs: 7
+            })
+        );
+        assert_eq!(
+            "overloaded".parse(),
+            Ok(Scenario::Overloaded {
+                retry_after_secs: 1
+            })
+        );
+        assert_eq!(" Slow ; ms = 250 ".parse(), Ok(Scenario::Slow { ms: 250 }));
+        assert!("slow;ms=soon".parse::<Scenario>().is_err());
+        assert!(
+            "explode"
+                .parse::<Scenario>()
+                .unwrap_err()
+                .contains("malformed_response")
+        );
+        assert!("internal_error;ms=3".parse::<Scenario>().is_err());
+        assert_eq!(Scenario::bare_names().count(), Scenario::NAMES.len());
+    }
+
+    #[test]
+    fn slow_is_bounded() {
+        let slow: Scenario = "slow;ms=99999".parse().unwrap();
+        assert_eq!(
+            slow.delay(Duration::from_millis(500)),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(Scenario::Disconnect.delay(Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn truncation_keeps_a_prefix() {
+        assert_eq!(truncated("abcdef", 3), "abc…");
+        assert_eq!(truncated("abc", 3), "abc");
+        assert_eq!(truncated("ééé", 2), "éé…");
+    }
+}

@@ -1,0 +1,25 @@
+# The official SDKs at pinned versions, installed into .cache/interop/ and reused when present.
+# Sourced by tests/interop/run.sh and tests/conformance/ci.sh; expects CACHE to be set.
+PY_SDK_1=1.3.0
+PY_SDK_03=0.3.26
+JS_SDK_1=1.3.0
+JS_SDK_03=0.3.14
+
+install_py() { # folder version
+    local dir="$CACHE/$1"
+    if [ -f "$dir/.installed-$2" ]; then return 0; fi
+    rm -rf "$dir"
+    python3 -m venv "$dir" &&
+        "$dir/bin/pip" install -q --disable-pip-version-check "a2a-sdk==$2" httpx >"$CACHE/$1.log" 2>&1 &&
+        touch "$dir/.installed-$2"
+}
+
+install_js() { # folder version
+    local dir="$CACHE/$1"
+    if [ -f "$dir/.installed-$2" ]; then return 0; fi
+    rm -rf "$dir"
+    mkdir -p "$dir" &&
+        printf '{"name":"a2a-interop-%s","private":true,"type":"module"}\n' "$1" >"$dir/package.json" &&
+        (cd "$dir" && npm install --no-audit --no-fund --silent "@a2a-js/sdk@$2" >"$CACHE/$1.log" 2>&1) &&
+        touch "$dir/.installed-$2"
+}
