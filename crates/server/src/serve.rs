@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
@@ -130,6 +130,21 @@ pub async fn serve(
     let slots = Arc::new(Semaphore::new(max_connections));
     let (stop, stopping) = watch::channel(false);
     let builder = connection_builder(&limits);
+    // Each connection holds its slot until it ends.
+    let spawn_connection = |stream, peer, permit: OwnedSemaphorePermit| {
+        let connection = serve_connection(
+            &builder,
+            stream,
+            peer,
+            router.clone(),
+            limits.header_read_timeout,
+            stopping.clone(),
+        );
+        tokio::spawn(async move {
+            connection.await;
+            drop(permit);
+        });
+    };
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -151,18 +166,7 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let connection = serve_connection(
-            &builder,
-            stream,
-            peer,
-            router.clone(),
-            limits.header_read_timeout,
-            stopping.clone(),
-        );
-        tokio::spawn(async move {
-            connection.await;
-            drop(permit);
-        });
+        spawn_connection(stream, peer, permit);
     }
     let _ = stop.send(true);
     let mut waiting = 0;
@@ -176,18 +180,7 @@ pub async fn serve(
             continue;
         };
         waiting += 1;
-        let connection = serve_connection(
-            &builder,
-            stream,
-            peer,
-            router.clone(),
-            limits.header_read_timeout,
-            stopping.clone(),
-        );
-        tokio::spawn(async move {
-            connection.await;
-            drop(permit);
-        });
+        spawn_connection(stream, peer, permit);
     }
     if waiting > 0 {
         tracing::info!(

@@ -247,6 +247,11 @@ impl TestApp {
     }
 }
 
+/// Sends `request` and reads its answer.
+pub async fn reply(request: reqwest::RequestBuilder) -> Reply {
+    into_reply(request.send().await.expect("request")).await
+}
+
 async fn into_reply(response: reqwest::Response) -> Reply {
     let status = response.status();
     let headers = response.headers().clone();

@@ -8,7 +8,9 @@ use magisterium_a2a::config::{AuthMode, Settings};
 use reqwest::header::{ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use serde_json::{Value, json};
 
-use crate::helpers::{RedisServer, Reply, TestApp, call, send_body, spawn_app, uuid, with_redis};
+use crate::helpers::{
+    RedisServer, Reply, TestApp, call, reply, send_body, spawn_app, uuid, with_redis,
+};
 use crate::isolation::LoggedServer;
 
 /// POSTs `body` to `path` with an optional token and `A2A-Version` header.
@@ -31,18 +33,6 @@ async fn post(
         request = request.header("A2A-Version", version);
     }
     reply(request).await
-}
-
-async fn reply(request: reqwest::RequestBuilder) -> Reply {
-    let response = request.send().await.expect("request");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let text = response.text().await.expect("body");
-    Reply {
-        status,
-        headers,
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    }
 }
 
 /// A 1.0 call with `A2A-Version: 1.0`.

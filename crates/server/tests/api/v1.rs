@@ -4,7 +4,7 @@
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, call, send_body, spawn_app, uuid};
+use crate::helpers::{Reply, TestApp, call, reply, send_body, spawn_app, uuid};
 
 /// POSTs `body` with an optional bearer token and `A2A-Version` header.
 async fn post(app: &TestApp, token: Option<&str>, version: Option<&str>, body: String) -> Reply {
@@ -19,15 +19,7 @@ async fn post(app: &TestApp, token: Option<&str>, version: Option<&str>, body: S
     if let Some(version) = version {
         request = request.header("A2A-Version", version);
     }
-    let response = request.send().await.expect("request");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let text = response.text().await.expect("body");
-    Reply {
-        status,
-        headers,
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    }
+    reply(request).await
 }
 
 async fn rpc1(app: &TestApp, token: Option<&str>, method: &str, params: Value) -> Reply {
