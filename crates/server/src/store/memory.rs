@@ -1,7 +1,8 @@
 //! The embedded task store: in-process, bounded, with a TTL. Nothing to install; tasks vanish
 //! when the process stops.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -23,9 +24,14 @@ pub struct MemoryStore {
     tasks: Cache<String, Bytes>,
     messages: Cache<String, MessageRecord>,
     contexts: Cache<String, Arc<Vec<String>>>,
-    owners: Cache<String, Arc<Vec<IndexEntry>>>,
+    owners: Cache<String, Arc<OwnerIndex>>,
     context_cap: usize,
 }
+
+/// One owner's index, changed in place: a save touches one entry, not a copy of up to
+/// [`OWNER_INDEX_CAP`] of them (a copy per save made `message/send` of a user with many tasks
+/// several times dearer).
+type OwnerIndex = Mutex<VecDeque<IndexEntry>>;
 
 impl MemoryStore {
     /// A store keeping each entry for `ttl`, and at most `max_tasks` tasks (least recently used
@@ -112,32 +118,45 @@ impl TaskStore for MemoryStore {
                 Arc::new(ids)
             })
             .await;
-        let entry = task.entry.clone();
-        self.owners
-            .entry(owner.as_str().to_string())
-            .and_upsert_with(|existing| async move {
-                let mut entries = existing
-                    .map(|e| e.into_value().as_ref().clone())
-                    .unwrap_or_default();
-                entries.retain(|e| e.task_id != entry.task_id);
-                entries.push(entry);
-                if entries.len() > OWNER_INDEX_CAP {
-                    entries.drain(..entries.len() - OWNER_INDEX_CAP);
-                }
-                Arc::new(entries)
-            })
+        let index = self
+            .owners
+            .get_with(owner.as_str().to_string(), async { Arc::default() })
             .await;
+        {
+            let mut entries = index.lock().unwrap_or_else(PoisonError::into_inner);
+            // A continued task leaves its earlier entry (usually among the newest: looked
+            // for from the back); a new task has none.
+            if !new_in_context
+                && let Some(at) = entries
+                    .iter()
+                    .rposition(|e| e.task_id == task.entry.task_id)
+            {
+                entries.remove(at);
+            }
+            entries.push_back(task.entry.clone());
+            if entries.len() > OWNER_INDEX_CAP {
+                entries.pop_front();
+            }
+        }
+        // Inserting the same index again renews its time to live with the owner's newest task.
+        self.owners.insert(owner.as_str().to_string(), index).await;
         Ok(SaveOutcome::Saved)
     }
 
     async fn owned_index(&self, owner: &Owner) -> Result<Vec<IndexEntry>, StoreError> {
-        let Some(entries) = self.owners.get(owner.as_str()).await else {
+        let Some(index) = self.owners.get(owner.as_str()).await else {
             return Ok(Vec::new());
         };
+        let entries: Vec<IndexEntry> = index
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
         let mut live = Vec::with_capacity(entries.len());
-        for entry in entries.iter() {
+        for entry in entries {
             if self.tasks.contains_key(&Self::key(owner, &entry.task_id)) {
-                live.push(entry.clone());
+                live.push(entry);
             }
         }
         Ok(live)
