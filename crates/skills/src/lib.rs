@@ -3,9 +3,12 @@
 //! A skill takes the text and data a user sent (plus the earlier turns of the conversation) and
 //! returns either an artifact or a reason it could not do the work. Skills know nothing of
 //! JSON-RPC envelopes, HTTP, tokens or storage: the server turns their outcome into a task.
+//! While it works, a skill may also send the artifact's text in pieces ([`SkillEvent`], see
+//! [`Skill::run_streaming`]), which the server turns into a stream's events.
 
 pub mod calendar;
 pub mod documents;
+mod events;
 pub mod limits;
 mod phrases;
 pub mod qa;
@@ -14,6 +17,7 @@ mod registry;
 pub mod saints;
 mod settings;
 
+pub use events::SkillEvent;
 pub use registry::SkillRegistry;
 pub use settings::{LiturgySettings, SkillSettings};
 
@@ -151,6 +155,26 @@ pub trait Skill: Send + Sync {
 
     /// Does the work.
     async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError>;
+
+    /// Does the work as [`run`](Skill::run) does, and sends the artifact's text to `events`
+    /// while it is written, so that a streamed answer appears as it is written. Returns the same
+    /// output `run` would (the stored task holds it); the pieces sent, joined, are its `text`.
+    ///
+    /// The default runs `run` and sends the whole text as one last piece: a skill that has
+    /// nothing to say before it is done streams unchanged. Ordering, backpressure and a reader
+    /// that leaves are described in the crate's event model ([`SkillEvent`]): the skill never
+    /// waits for room except for the last piece, and a closed channel stops the sending, not
+    /// the work. On failure no last piece is sent. Dropping the returned future stops the
+    /// work, backend requests included.
+    async fn run_streaming(
+        &self,
+        request: SkillRequest,
+        events: tokio::sync::mpsc::Sender<SkillEvent>,
+    ) -> Result<SkillOutput, SkillError> {
+        let output = self.run(request).await?;
+        events::send_whole(events, &output).await;
+        Ok(output)
+    }
 }
 
 /// The card entries of the five skills, in the order the card lists them.
