@@ -190,37 +190,146 @@ pub(crate) struct Cited {
 /// Checks and renumbers the `[n]` markers of an answer (also `[1, 2]`, `[1-3]`) when
 /// `given` passages were numbered 1..=given: markers of passages not given are removed, the
 /// rest renumbered in order of first use. Brackets holding anything but numbers are left alone.
+/// The answer is trimmed. The same [`Citer`] checks a streamed answer, so both agree exactly.
 pub(crate) fn cite(answer: &str, given: usize) -> Cited {
-    let mut text = String::with_capacity(answer.len());
-    let mut used: Vec<usize> = Vec::new();
-    let mut dropped: Vec<usize> = Vec::new();
-    let mut rest = answer;
-    while let Some(open) = rest.find('[') {
-        text.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(numbers) = after
-            .find(']')
-            .and_then(|close| marker_numbers(&after[..close]).map(|numbers| (numbers, close)))
-        else {
-            text.push('[');
-            rest = after;
-            continue;
-        };
-        let (numbers, close) = numbers;
-        rest = &after[close + 1..];
+    let mut citer = Citer::new(given);
+    let mut text = citer.push(answer);
+    let rest = citer.finish();
+    text.push_str(&rest.text);
+    Cited { text, ..rest }
+}
+
+/// Longest inside of a marker, in bytes: a longer bracket is prose.
+const LONGEST_MARKER_INSIDE: usize = 40;
+
+/// [`cite`] for an answer that arrives in pieces: each piece gives the text that is final so
+/// far. Text that the rest of the answer could still change is held back: an open `[` that may
+/// be a marker, and trailing whitespace (trimmed at the end, or before a removed marker). What
+/// is held back is at most one marker's inside and one run of whitespace.
+pub(crate) struct Citer {
+    given: usize,
+    used: Vec<usize>,
+    dropped: Vec<usize>,
+    /// A character other than whitespace has arrived: whitespace before it is dropped.
+    started: bool,
+    /// The whitespace at the end of the text so far, not given out yet.
+    held: String,
+    /// How many bytes of `held` the answer continued after (the rest may be trailing).
+    held_before_more: usize,
+    /// The inside of an open `[` that may still be a marker.
+    marker: Option<String>,
+    /// A marker was removed: the next character decides whether the space before it goes.
+    after_removed_marker: bool,
+}
+
+impl Citer {
+    /// A citer for an answer given `given` passages.
+    pub(crate) fn new(given: usize) -> Citer {
+        Citer {
+            given,
+            used: Vec::new(),
+            dropped: Vec::new(),
+            started: false,
+            held: String::new(),
+            held_before_more: 0,
+            marker: None,
+            after_removed_marker: false,
+        }
+    }
+
+    /// Takes the next piece of the answer; returns the text that became final.
+    pub(crate) fn push(&mut self, piece: &str) -> String {
+        let mut out = String::new();
+        for c in piece.chars() {
+            self.take(c, &mut out);
+        }
+        out
+    }
+
+    /// Ends the answer: the text still held back (trailing whitespace trimmed), and the
+    /// numbers used and dropped over the whole answer.
+    pub(crate) fn finish(mut self) -> Cited {
+        let mut out = String::new();
+        // A `[` never closed is no marker.
+        while let Some(inside) = self.marker.take() {
+            self.reject_marker(&inside, &mut out);
+        }
+        if self.after_removed_marker {
+            self.trim_held_spaces();
+        }
+        out.push_str(&self.held[..self.held_before_more]);
+        Cited {
+            text: out,
+            used: self.used,
+            dropped: self.dropped,
+        }
+    }
+
+    fn take(&mut self, c: char, out: &mut String) {
+        if let Some(inside) = &mut self.marker {
+            if c == ']' {
+                let inside = std::mem::take(inside);
+                self.marker = None;
+                match marker_numbers(&inside) {
+                    Some(numbers) => self.write_marker(numbers, out),
+                    None => {
+                        self.reject_marker(&inside, out);
+                        self.take(']', out);
+                    }
+                }
+            } else {
+                inside.push(c);
+                if inside.len() > LONGEST_MARKER_INSIDE {
+                    let inside = std::mem::take(inside);
+                    self.marker = None;
+                    self.reject_marker(&inside, out);
+                }
+            }
+            return;
+        }
+        if std::mem::take(&mut self.after_removed_marker)
+            && (c.is_whitespace() || c.is_ascii_punctuation())
+        {
+            self.trim_held_spaces();
+        }
+        if c == '[' {
+            self.started = true;
+            self.held_before_more = self.held.len();
+            self.marker = Some(String::new());
+        } else if c.is_whitespace() {
+            if self.started {
+                self.held.push(c);
+            }
+        } else {
+            self.started = true;
+            self.release_held(out);
+            out.push(c);
+        }
+    }
+
+    /// An open `[` turned out to be prose: it is text, and what followed it is read again.
+    fn reject_marker(&mut self, inside: &str, out: &mut String) {
+        self.release_held(out);
+        out.push('[');
+        for c in inside.chars() {
+            self.take(c, out);
+        }
+    }
+
+    fn write_marker(&mut self, numbers: Vec<usize>, out: &mut String) {
         let mut written = Vec::new();
         for number in numbers {
-            if number == 0 || number > given {
-                if !dropped.contains(&number) {
-                    dropped.push(number);
+            if number == 0 || number > self.given {
+                if !self.dropped.contains(&number) {
+                    self.dropped.push(number);
                 }
                 continue;
             }
-            let renumbered = match used.iter().position(|&n| n == number) {
+            let renumbered = match self.used.iter().position(|&n| n == number) {
                 Some(position) => position + 1,
                 None => {
-                    used.push(number);
-                    used.len()
+                    self.used.push(number);
+                    self.used.len()
                 }
             };
             if !written.contains(&renumbered) {
@@ -228,24 +337,26 @@ pub(crate) fn cite(answer: &str, given: usize) -> Cited {
             }
         }
         if written.is_empty() {
-            let next_is_gap = rest
-                .chars()
-                .next()
-                .is_none_or(|c| c.is_whitespace() || c.is_ascii_punctuation());
-            if next_is_gap {
-                let trimmed = text.trim_end_matches([' ', '\t']).len();
-                text.truncate(trimmed);
-            }
+            self.after_removed_marker = true;
+            return;
         }
+        self.release_held(out);
         for number in written {
-            text.push_str(&format!("[{number}]"));
+            out.push_str(&format!("[{number}]"));
         }
     }
-    text.push_str(rest);
-    Cited {
-        text,
-        used,
-        dropped,
+
+    fn release_held(&mut self, out: &mut String) {
+        out.push_str(&self.held);
+        self.held.clear();
+        self.held_before_more = 0;
+    }
+
+    /// A removed marker followed by a gap takes the spaces before it along.
+    fn trim_held_spaces(&mut self) {
+        let kept = self.held.trim_end_matches([' ', '\t']).len();
+        self.held.truncate(kept);
+        self.held_before_more = self.held_before_more.min(kept);
     }
 }
 
@@ -254,7 +365,7 @@ pub(crate) fn cite(answer: &str, given: usize) -> Cited {
 fn marker_numbers(inside: &str) -> Option<Vec<usize>> {
     const LONGEST_RANGE: usize = 10;
     const FIRST_NON_MARKER: usize = 100;
-    if inside.trim().is_empty() || inside.len() > 40 {
+    if inside.trim().is_empty() || inside.len() > LONGEST_MARKER_INSIDE {
         return None;
     }
     let mut numbers = Vec::new();
@@ -310,6 +421,33 @@ mod tests {
         );
         assert_eq!(cited.used, [2, 3]);
         assert!(cited.dropped.is_empty());
+    }
+
+    #[test]
+    fn a_streamed_answer_is_checked_exactly_as_a_whole_one() {
+        let answers = [
+            "  Grace heals [3]. Invented [7]. Both [1, 2] [sic] [1891]\n[9] end [2-3] [  ",
+            "He [the Pope [1] wrote] [a very long bracket that is surely not a marker [2]] x [7], y",
+            "\tTrue [1].\n\n[8] [9]\t ",
+        ];
+        for answer in answers {
+            let whole = cite(answer, 3);
+            let chars: Vec<char> = answer.chars().collect();
+            for size in 1..=chars.len() {
+                let mut citer = Citer::new(3);
+                let mut text = String::new();
+                for piece in chars.chunks(size) {
+                    text.push_str(&citer.push(&piece.iter().collect::<String>()));
+                }
+                let rest = citer.finish();
+                text.push_str(&rest.text);
+                assert_eq!(
+                    Cited { text, ..rest },
+                    whole,
+                    "{answer:?} in pieces of {size}"
+                );
+            }
+        }
     }
 
     #[test]
