@@ -6,13 +6,17 @@
 //! of failure only. Error bodies may hold keys, URLs or stack traces, so they go to the log,
 //! shortened and with the api key masked, and nowhere else.
 
+use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
-use reqwest::header::{AUTHORIZATION, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::sse::{SseError, SseEvent, SseReader};
 
 /// How the server reaches its answering model (`[llm]` in the config, `A2A__LLM__*` in the
 /// environment). Without a `base_url` `catholic_qa` answers extractively, so a fresh install
@@ -107,6 +111,9 @@ const BACKOFF_BASE: Duration = Duration::from_millis(500);
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
 /// Largest reply body read: a chat completion is a few kilobytes, anything far bigger is broken.
 const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+/// Longest line, or event, of a streamed reply: one piece of an answer is a few hundred bytes;
+/// a backend that sends its whole answer as one event stays far below this.
+const MAX_STREAM_LINE_BYTES: usize = 256 * 1024;
 /// How much of an error body the log keeps.
 const LOGGED_BODY_CHARS: usize = 300;
 
@@ -154,6 +161,10 @@ pub(crate) enum BackendFailure {
     Malformed,
     /// A chat completion with no text.
     Empty,
+    /// A streamed reply that ended before the answer did (no `[DONE]`, no finish reason).
+    Cut,
+    /// A streamed reply that reported an error in place of the rest of the answer.
+    Aborted,
 }
 
 impl BackendFailure {
@@ -179,6 +190,10 @@ impl BackendFailure {
             }
             BackendFailure::Malformed => "its reply could not be read".to_string(),
             BackendFailure::Empty => "it returned an empty answer".to_string(),
+            BackendFailure::Cut => "its answer was cut off before the end".to_string(),
+            BackendFailure::Aborted => {
+                "it stopped with an error while writing the answer".to_string()
+            }
         };
         format!(
             "The answering service is unavailable right now: {reason}. Try again later, or use document_search to read the passages directly."
@@ -288,17 +303,44 @@ impl LlmClient {
         &self,
         messages: &[ChatMessage],
     ) -> Result<Completion, BackendFailure> {
-        let body = serde_json::json!({
+        let body = self.request_body(messages, false);
+        self.with_retries(|| self.attempt(&body)).await
+    }
+
+    /// Sends the chat asking for a streamed answer (`stream: true`), retrying as
+    /// [`complete`](LlmClient::complete) does until the backend starts answering; the answer
+    /// is then read piece by piece from the returned stream, and a failure there is final (part
+    /// of the answer may have been passed on). The per-attempt timeout covers the whole answer.
+    pub(crate) async fn stream(
+        &self,
+        messages: &[ChatMessage],
+    ) -> Result<AnswerStream<'_>, BackendFailure> {
+        let body = self.request_body(messages, true);
+        self.with_retries(|| self.open_stream(&body)).await
+    }
+
+    fn request_body(&self, messages: &[ChatMessage], stream: bool) -> Value {
+        serde_json::json!({
             "model": self.model,
             "messages": messages,
             "max_tokens": self.max_answer_tokens,
             "temperature": self.temperature,
-            "stream": false,
-        });
+            "stream": stream,
+        })
+    }
+
+    async fn with_retries<T, Attempt, Outcome>(
+        &self,
+        mut attempt: Attempt,
+    ) -> Result<T, BackendFailure>
+    where
+        Attempt: FnMut() -> Outcome,
+        Outcome: Future<Output = Result<T, AttemptFailure>>,
+    {
         let mut retries = 0;
         loop {
-            let (failure, retry_after) = match self.attempt(&body).await {
-                Ok(completion) => return Ok(completion),
+            let (failure, retry_after) = match attempt().await {
+                Ok(outcome) => return Ok(outcome),
                 Err(AttemptFailure::Final(failure)) => return Err(failure),
                 Err(AttemptFailure::Retryable {
                     failure,
@@ -337,8 +379,14 @@ impl LlmClient {
             .min(BACKOFF_CAP)
     }
 
-    async fn attempt(&self, body: &Value) -> Result<Completion, AttemptFailure> {
-        let mut request = self.http.post(self.endpoint.clone()).json(body);
+    /// Sends the request; a reply whose status is not a success is read, logged and
+    /// classified.
+    async fn post(&self, body: &Value, accept: &str) -> Result<reqwest::Response, AttemptFailure> {
+        let mut request = self
+            .http
+            .post(self.endpoint.clone())
+            .header(ACCEPT, accept)
+            .json(body);
         if let Some(key) = &self.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {key}"));
         }
@@ -359,9 +407,9 @@ impl LlmClient {
             }
         })?;
         let status = response.status();
-        let retry_after = retry_after(&response);
-        let body = read_body(&mut response).await?;
         if !status.is_success() {
+            let retry_after = retry_after(&response);
+            let body = read_body(&mut response).await?;
             tracing::warn!(
                 status = status.as_u16(),
                 body = %self.loggable(&body),
@@ -369,10 +417,35 @@ impl LlmClient {
             );
             return Err(classify_status(status, retry_after));
         }
-        parse_completion(&body, &self.model).map_err(|failure| {
-            tracing::warn!(?failure, body = %self.loggable(&body), "the answering backend's reply is not a chat completion");
-            AttemptFailure::Final(failure)
+        Ok(response)
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<Completion, AttemptFailure> {
+        let mut response = self.post(body, "application/json").await?;
+        let body = read_body(&mut response).await?;
+        self.completion(&body).map_err(AttemptFailure::Final)
+    }
+
+    fn completion(&self, body: &[u8]) -> Result<Completion, BackendFailure> {
+        parse_completion(body, &self.model).inspect_err(|failure| {
+            tracing::warn!(?failure, body = %self.loggable(body), "the answering backend's reply is not a chat completion");
         })
+    }
+
+    async fn open_stream(&self, body: &Value) -> Result<AnswerStream<'_>, AttemptFailure> {
+        let mut response = self.post(body, "text/event-stream").await?;
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().starts_with("application/json"));
+        if is_json {
+            // A backend that does not stream answers with one completion: one piece.
+            let body = read_body(&mut response).await?;
+            let completion = self.completion(&body).map_err(AttemptFailure::Final)?;
+            return Ok(AnswerStream::whole(self, response, completion));
+        }
+        Ok(AnswerStream::new(self, response))
     }
 
     /// The start of a body for the log, with the api key masked should the backend echo it.
@@ -385,6 +458,167 @@ impl LlmClient {
             Some(key) => text.replace(key.as_str(), "[redacted]"),
             None => text,
         }
+    }
+}
+
+/// A streamed answer being read: the pieces of its text in order, as the backend sends them
+/// (`data:` events whose `choices[0].delta.content` is the next piece, then `data: [DONE]`).
+/// Dropping it drops the request, closing the connection to the backend.
+pub(crate) struct AnswerStream<'client> {
+    client: &'client LlmClient,
+    response: reqwest::Response,
+    reader: SseReader,
+    /// Pieces read but not yet taken.
+    pieces: VecDeque<String>,
+    /// The model that answers, as the backend names it.
+    model: Option<String>,
+    /// A piece held text other than whitespace.
+    has_text: bool,
+    /// A choice gave its finish reason: a stream that then ends without `[DONE]` is whole.
+    finish_reason_seen: bool,
+    /// The answer is complete: nothing more is read.
+    done: bool,
+    /// Bytes of the reply read so far.
+    read_bytes: usize,
+}
+
+impl<'client> AnswerStream<'client> {
+    fn new(client: &'client LlmClient, response: reqwest::Response) -> Self {
+        AnswerStream {
+            client,
+            response,
+            reader: SseReader::new(MAX_STREAM_LINE_BYTES),
+            pieces: VecDeque::new(),
+            model: None,
+            has_text: false,
+            finish_reason_seen: false,
+            done: false,
+            read_bytes: 0,
+        }
+    }
+
+    fn whole(
+        client: &'client LlmClient,
+        response: reqwest::Response,
+        completion: Completion,
+    ) -> Self {
+        let mut stream = AnswerStream::new(client, response);
+        stream.pieces.push_back(completion.content);
+        stream.model = Some(completion.model);
+        stream.has_text = true;
+        stream.done = true;
+        stream
+    }
+
+    /// The next piece of the answer, `None` after the last. Cancel-safe: a piece is only ever
+    /// taken whole, so this can race another future in a `select!`.
+    pub(crate) async fn next_piece(&mut self) -> Result<Option<String>, BackendFailure> {
+        loop {
+            if let Some(piece) = self.pieces.pop_front() {
+                return Ok(Some(piece));
+            }
+            if self.done {
+                return if self.has_text {
+                    Ok(None)
+                } else {
+                    Err(BackendFailure::Empty)
+                };
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => self.read(&bytes)?,
+                Ok(None) => self.end()?,
+                Err(error) => {
+                    let timed_out = error.is_timeout();
+                    tracing::warn!(error = %error.without_url(), "the answering backend's streamed reply was cut");
+                    return Err(if timed_out {
+                        BackendFailure::Timeout
+                    } else {
+                        BackendFailure::Cut
+                    });
+                }
+            }
+        }
+    }
+
+    /// The model that answered, as the backend names it (falls back to the configured name).
+    pub(crate) fn model(&self) -> String {
+        self.model
+            .clone()
+            .unwrap_or_else(|| self.client.model.clone())
+    }
+
+    fn read(&mut self, bytes: &[u8]) -> Result<(), BackendFailure> {
+        self.read_bytes += bytes.len();
+        if self.read_bytes > MAX_REPLY_BYTES {
+            tracing::warn!("the answering backend's streamed reply is too large");
+            return Err(BackendFailure::Malformed);
+        }
+        let mut events = Vec::new();
+        let fed = self.reader.feed(bytes, &mut events);
+        for event in events {
+            self.take_event(event)?;
+        }
+        fed.map_err(|error| {
+            let reason = match error {
+                SseError::TooLong => "a line or event over the cap",
+                SseError::NotText => "a line that is not UTF-8",
+            };
+            tracing::warn!(
+                reason,
+                "the answering backend's streamed reply cannot be read"
+            );
+            BackendFailure::Malformed
+        })
+    }
+
+    fn end(&mut self) -> Result<(), BackendFailure> {
+        if let Some(event) = self.reader.finish() {
+            self.take_event(event)?;
+        }
+        if !self.done && !self.finish_reason_seen {
+            tracing::warn!("the answering backend's streamed reply ended before the answer");
+            return Err(BackendFailure::Cut);
+        }
+        self.done = true;
+        Ok(())
+    }
+
+    fn take_event(&mut self, event: SseEvent) -> Result<(), BackendFailure> {
+        let data = event.data.trim();
+        if self.done || data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Option<StreamChunk> = serde_json::from_str(data).ok();
+        let reported_error = event.name.as_deref() == Some("error")
+            || chunk.as_ref().is_some_and(|chunk| chunk.error.is_some());
+        if reported_error {
+            tracing::warn!(event = %self.client.loggable(data.as_bytes()), "the answering backend reported an error mid-answer");
+            return Err(BackendFailure::Aborted);
+        }
+        let Some(chunk) = chunk else {
+            tracing::warn!(event = %self.client.loggable(data.as_bytes()), "the answering backend's streamed event is not a completion chunk");
+            return Err(BackendFailure::Malformed);
+        };
+        if self.model.is_none() {
+            self.model = chunk
+                .model
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty());
+        }
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            if let Some(piece) = choice.delta.and_then(|delta| delta.content)
+                && !piece.is_empty()
+            {
+                self.has_text |= !piece.trim().is_empty();
+                self.pieces.push_back(piece);
+            }
+            self.finish_reason_seen |= choice.finish_reason.is_some();
+        }
+        Ok(())
     }
 }
 
@@ -453,6 +687,32 @@ struct Choice {
 
 #[derive(Deserialize)]
 struct ReplyMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// The fields of one streamed chunk this client reads.
+#[derive(Deserialize)]
+struct StreamChunk {
+    #[serde(default)]
+    choices: Vec<StreamChoice>,
+    #[serde(default)]
+    model: Option<String>,
+    /// Backends report a failure mid-stream as an event with an `error` member.
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct StreamChoice {
+    #[serde(default)]
+    delta: Option<StreamDelta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct StreamDelta {
     #[serde(default)]
     content: Option<String>,
 }
@@ -611,6 +871,8 @@ mod tests {
             BackendFailure::Refused,
             BackendFailure::Malformed,
             BackendFailure::Empty,
+            BackendFailure::Cut,
+            BackendFailure::Aborted,
         ] {
             let message = failure.user_message(30);
             assert!(

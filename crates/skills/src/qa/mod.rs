@@ -17,6 +17,7 @@ mod extractive;
 mod llm;
 mod prompt;
 mod retrieval;
+mod sse;
 
 use std::sync::Arc;
 
@@ -27,10 +28,12 @@ use serde_json::{Map, Value, json};
 pub use llm::LlmSettings;
 
 use self::extractive::{EXTRACTIVE_PASSAGES, extractive_answer, shorten};
-use self::llm::LlmClient;
-use self::prompt::{SOURCES_HEADING, TooLong};
+use self::llm::{BackendFailure, LlmClient};
+use self::prompt::{Cited, Citer, Prompt, SOURCES_HEADING, TooLong};
+use crate::events::ChunkSender;
 use crate::{
-    Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog, limits, on_blocking_pool,
+    Skill, SkillError, SkillEvent, SkillInfo, SkillOutput, SkillRequest, catalog, limits,
+    on_blocking_pool,
 };
 
 /// Citations an answer may carry when the caller does not say.
@@ -42,6 +45,9 @@ const RETRIEVAL_DEPTH: usize = 20;
 /// Longest passage text given to the model or cited, in characters: one long section must not
 /// crowd out the others.
 const MAX_PASSAGE_CHARS: usize = 2000;
+
+/// The name of the skill's artifact.
+const ARTIFACT_NAME: &str = "answer";
 
 const EXAMPLE: &str = "Ask a question in the text, e.g. `What does the Church teach about the Real Presence?`, or send a data part such as {\"question\": \"Why do Catholics pray to saints?\", \"maxCitations\": 3}.";
 const EMPTY_CORPUS: &str = "The document corpus of this server is empty, so there is nothing to answer from. Ask the operator to import documents.";
@@ -170,12 +176,53 @@ impl CatholicQa {
             .collect())
     }
 
+    /// The answer of one call. With `chunks`, an answer the model writes is sent on piece by
+    /// piece as it is written (and [`Answer::streamed`] says so).
+    async fn answer(
+        &self,
+        request: &SkillRequest,
+        chunks: Option<&mut ChunkSender>,
+    ) -> Result<Answer, SkillError> {
+        let question = question(request)?;
+        let max_citations = max_citations(request)?;
+        let mode = self.mode();
+        if self.corpus.is_empty() {
+            return Ok(Answer::uncited(EMPTY_CORPUS, mode));
+        }
+        let passages = self.retrieve(&question, request, max_citations).await?;
+        if passages.is_empty() {
+            return Ok(Answer::uncited(NO_ANSWER, mode));
+        }
+        match &self.backend {
+            Some(backend) => {
+                self.answer_with_model(backend, &question, request, passages, chunks)
+                    .await
+            }
+            None => {
+                let mut passages = passages;
+                passages.truncate(EXTRACTIVE_PASSAGES);
+                let stems = retrieval::topic_stems(&retrieval::retrieval_query(
+                    &question,
+                    &request.history,
+                ));
+                Ok(Answer {
+                    text: extractive_answer(&passages, &stems),
+                    passages,
+                    mode: Mode::Extractive,
+                    model: None,
+                    streamed: false,
+                })
+            }
+        }
+    }
+
     async fn answer_with_model(
         &self,
         backend: &Backend,
         question: &str,
         request: &SkillRequest,
         passages: Vec<Passage>,
+        chunks: Option<&mut ChunkSender>,
     ) -> Result<Answer, SkillError> {
         let prompt = prompt::build(
             question,
@@ -188,19 +235,28 @@ impl CatholicQa {
                 "The question is too long for the answering service of this server: keep it under {max_question_chars} characters."
             ))
         })?;
-        let completion = backend
-            .client
-            .complete(&prompt.messages)
-            .await
-            .map_err(|failure| {
-                SkillError::Failed(failure.user_message(backend.client.timeout_secs()))
-            })?;
-        let cited = prompt::cite(&completion.content, prompt.passages);
+        let streamed = chunks.is_some();
+        let written = match chunks {
+            None => backend
+                .client
+                .complete(&prompt.messages)
+                .await
+                .map(|completion| {
+                    (
+                        prompt::cite(&completion.content, prompt.passages),
+                        completion.model,
+                    )
+                }),
+            Some(chunks) => stream_answer(&backend.client, &prompt, chunks).await,
+        };
+        let (cited, model) = written.map_err(|failure| {
+            SkillError::Failed(failure.user_message(backend.client.timeout_secs()))
+        })?;
         if !cited.dropped.is_empty() {
             tracing::warn!(
                 dropped = ?cited.dropped,
                 given = prompt.passages,
-                model = %completion.model,
+                model = %model,
                 "the answer cited passages it was not given; those markers were removed"
             );
         }
@@ -214,9 +270,38 @@ impl CatholicQa {
             text: cited.text,
             passages: cited_passages,
             mode: Mode::Llm,
-            model: Some(completion.model),
+            model: Some(model),
+            streamed,
         })
     }
+}
+
+/// Asks the model for a streamed answer and sends it on as it arrives, its markers checked as
+/// [`prompt::cite`] checks a whole answer. Text kept back by a slow reader leaves as soon as
+/// the reader makes room, while the answer is still being read.
+async fn stream_answer(
+    client: &LlmClient,
+    prompt: &Prompt,
+    chunks: &mut ChunkSender,
+) -> Result<(Cited, String), BackendFailure> {
+    let mut answer = client.stream(&prompt.messages).await?;
+    let mut citer = Citer::new(prompt.passages);
+    let mut text = String::new();
+    loop {
+        tokio::select! {
+            piece = answer.next_piece() => {
+                let Some(piece) = piece? else { break };
+                let checked = citer.push(&piece);
+                chunks.push(&checked);
+                text.push_str(&checked);
+            }
+            () = chunks.flushed() => {}
+        }
+    }
+    let rest = citer.finish();
+    chunks.push(&rest.text);
+    text.push_str(&rest.text);
+    Ok((Cited { text, ..rest }, answer.model()))
 }
 
 /// A finished answer: its text (markers `1..=passages.len()`) and the passages cited.
@@ -225,6 +310,8 @@ struct Answer {
     passages: Vec<Passage>,
     mode: Mode,
     model: Option<String>,
+    /// `text` was already sent piece by piece; only the list of sources is left to send.
+    streamed: bool,
 }
 
 impl Answer {
@@ -234,6 +321,7 @@ impl Answer {
             passages: Vec::new(),
             mode,
             model: None,
+            streamed: false,
         }
     }
 
@@ -259,7 +347,7 @@ impl Answer {
             data.insert("model".into(), Value::String(model));
         }
         SkillOutput {
-            artifact_name: "answer",
+            artifact_name: ARTIFACT_NAME,
             text,
             data,
         }
@@ -400,37 +488,27 @@ impl Skill for CatholicQa {
     }
 
     async fn run(&self, request: SkillRequest) -> Result<SkillOutput, SkillError> {
-        let question = question(&request)?;
-        let max_citations = max_citations(&request)?;
-        let mode = self.mode();
-        if self.corpus.is_empty() {
-            return Ok(Answer::uncited(EMPTY_CORPUS, mode).into_output());
-        }
-        let passages = self.retrieve(&question, &request, max_citations).await?;
-        if passages.is_empty() {
-            return Ok(Answer::uncited(NO_ANSWER, mode).into_output());
-        }
-        let answer = match &self.backend {
-            Some(backend) => {
-                self.answer_with_model(backend, &question, &request, passages)
-                    .await?
-            }
-            None => {
-                let mut passages = passages;
-                passages.truncate(EXTRACTIVE_PASSAGES);
-                let stems = retrieval::topic_stems(&retrieval::retrieval_query(
-                    &question,
-                    &request.history,
-                ));
-                Answer {
-                    text: extractive_answer(&passages, &stems),
-                    passages,
-                    mode: Mode::Extractive,
-                    model: None,
-                }
-            }
+        Ok(self.answer(&request, None).await?.into_output())
+    }
+
+    /// With a model, the answer is asked for streamed and sent on as it is written, markers
+    /// checked on the way; the list of sources follows as the last piece. Without one (or when
+    /// the corpus has nothing to cite), the whole text is one last piece.
+    async fn run_streaming(
+        &self,
+        request: SkillRequest,
+        events: tokio::sync::mpsc::Sender<SkillEvent>,
+    ) -> Result<SkillOutput, SkillError> {
+        let mut chunks = ChunkSender::new(events, ARTIFACT_NAME);
+        let answer = self.answer(&request, Some(&mut chunks)).await?;
+        let sent = if answer.streamed {
+            answer.text.len()
+        } else {
+            0
         };
-        Ok(answer.into_output())
+        let output = answer.into_output();
+        chunks.finish(&output.text[sent..]).await;
+        Ok(output)
     }
 }
 
