@@ -15,6 +15,11 @@ use crate::SkillOutput;
 
 /// One event of a skill at work, sent before `run_streaming` returns its output. An enum so
 /// that later kinds of event can join without changing the method.
+///
+/// Events arrive in the order sent. The caller owns the bounded channel and its capacity; the
+/// skill never waits for room except for the last piece (text that finds the channel full is
+/// joined to the next piece), so the caller must keep receiving until the channel closes, which
+/// happens when the call ends. A closed receiver stops the sending, not the work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkillEvent {
     /// A piece of the text part of the skill's one artifact. The pieces of one call, joined in

@@ -162,10 +162,9 @@ pub trait Skill: Send + Sync {
     ///
     /// The default runs `run` and sends the whole text as one last piece: a skill that has
     /// nothing to say before it is done streams unchanged. Ordering, backpressure and a reader
-    /// that leaves are described in the crate's event model ([`SkillEvent`]): the skill never
-    /// waits for room except for the last piece, and a closed channel stops the sending, not
-    /// the work. On failure no last piece is sent. Dropping the returned future stops the
-    /// work, backend requests included.
+    /// that leaves are described on [`SkillEvent`]: the skill never waits for room except for
+    /// the last piece, and a closed channel stops the sending, not the work. On failure no last
+    /// piece is sent. Dropping the returned future stops the work, backend requests included.
     async fn run_streaming(
         &self,
         request: SkillRequest,
