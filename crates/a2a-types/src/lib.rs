@@ -6,11 +6,17 @@
 
 pub mod card;
 pub mod jsonrpc;
+pub mod push;
 pub mod task;
 pub mod v1;
 
 pub use card::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Response};
+pub use push::{
+    DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams, PushNotificationAuthenticationInfo,
+    PushNotificationConfig, TaskPushNotificationConfig,
+};
 pub use task::{
     Artifact, Message, MessageSendParams, Part, Role, Task, TaskIdParams, TaskQueryParams,
     TaskState, TaskStatus,
