@@ -24,6 +24,7 @@ use crate::guard::Guard;
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
+use crate::push::{Push, PushError};
 use crate::redis_conn;
 use crate::serve::{self, ConnectionLimits};
 use crate::service::A2aService;
@@ -41,6 +42,9 @@ pub enum StartupError {
     /// The store could not be reached or migrated.
     #[error("task store: {0}")]
     Store(#[from] StoreError),
+    /// Push notifications could not be set up (signing key, Redis).
+    #[error("push notifications: {0}")]
+    Push(#[from] PushError),
     /// The document corpus refused an operation.
     #[error("corpus: {0}")]
     Corpus(#[from] corpus::CorpusError),
@@ -213,6 +217,7 @@ pub struct Application {
     guard: Arc<Guard>,
     connection_limits: ConnectionLimits,
     limiter: Arc<LocalLimiter>,
+    push: Arc<Push>,
     base_url: String,
     rate_limits: &'static str,
 }
@@ -282,6 +287,7 @@ impl Application {
         }
 
         let store = open_store(&settings).await?;
+        let push = Arc::new(Push::open(&settings, &base_url).await?);
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
         let metrics = Arc::new(Metrics::new());
         let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
@@ -341,6 +347,7 @@ impl Application {
             max_body_bytes: settings.server.max_body_bytes,
             body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             kit: kit.clone(),
+            push: Arc::clone(&push),
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
@@ -366,6 +373,7 @@ impl Application {
                 shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
             },
             limiter: local_limiter,
+            push,
             base_url,
             rate_limits: rate_limits_summary(&settings),
         })
@@ -403,10 +411,12 @@ impl Application {
                 guard.forget_idle();
             }
         });
+        let push_worker = self.push.spawn_worker();
         tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), rate_limits = self.rate_limits, "serving");
         let served =
             serve::serve(self.listener, self.router, self.connection_limits, shutdown).await;
         sweeper.abort();
+        push_worker.shutdown().await;
         served
     }
 }

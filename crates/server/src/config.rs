@@ -16,6 +16,7 @@ use skills::{Bucket, LiturgySettings, SkillSettings};
 
 use crate::auth::Plan;
 use crate::conformance::settings::ConformanceSettings;
+use crate::push::PushSettings;
 use corpus::SearchMode;
 
 /// The whole configuration of a server process.
@@ -45,6 +46,8 @@ pub struct Settings {
     pub conformance: ConformanceSettings,
     /// How the document corpus is searched.
     pub corpus: CorpusSettings,
+    /// Push notifications: SSRF rules, signing, retries and caps.
+    pub push: PushSettings,
     /// The profile these settings were loaded with (`A2A_PROFILE`); not a key of its own.
     #[serde(skip)]
     pub profile: String,
@@ -827,6 +830,9 @@ impl Settings {
             ));
         }
         if let Some((key, reason)) = self.liturgy.invalid_key() {
+            return Err(ConfigError::invalid(key, reason));
+        }
+        if let Some((key, reason)) = self.push.invalid_key() {
             return Err(ConfigError::invalid(key, reason));
         }
         Ok(())

@@ -37,6 +37,7 @@ use crate::guard::{self, BudgetSpent, Guard};
 use crate::limits::Decision;
 use crate::loopback;
 use crate::metrics::Metrics;
+use crate::push::{self, Push};
 use crate::serve;
 use crate::service::{A2aService, ACCEPT_LANGUAGE, Params, Reply, ServiceCall};
 use crate::store::TaskStore;
@@ -71,6 +72,8 @@ pub struct AppState {
     pub body_read_timeout: Duration,
     /// The client conformance kit, when enabled.
     pub kit: Option<Arc<Kit>>,
+    /// Push notifications: configs, queue, and the key whose JWK set is served.
+    pub push: Arc<Push>,
 }
 
 /// The layers that [`router`] puts around the routes besides its own: the server's protection
@@ -102,6 +105,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .fallback(method_not_allowed);
     let kit = state.kit.clone();
     let authenticator = Arc::clone(&state.authenticator);
+    let jwks = push::jwks_routes(state.push.keys());
     let routes = Router::new()
         .route(RPC_PATH, rpc.clone())
         .route(&format!("{RPC_PATH}/"), rpc)
@@ -114,7 +118,8 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .with_state(state);
+        .with_state(state)
+        .merge(jwks);
     let routes = match kit {
         Some(kit) => routes.merge(conformance::routes(kit, authenticator)),
         None => routes,

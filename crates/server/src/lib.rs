@@ -21,6 +21,7 @@ pub mod listing;
 pub mod loopback;
 pub mod metrics;
 pub mod progress;
+pub mod push;
 pub mod redis_conn;
 pub mod serve;
 pub mod service;

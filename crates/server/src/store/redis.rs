@@ -37,6 +37,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         4,
         include_str!("../../../../migrations/0004_owner_index.lua"),
     ),
+    (
+        5,
+        include_str!("../../../../migrations/0005_push_notifications.lua"),
+    ),
 ];
 
 /// Tasks in Redis with `SET … EX`.

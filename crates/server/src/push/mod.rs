@@ -1,0 +1,326 @@
+//! Push notifications: a task's changes POSTed to the webhooks its owner configured, at least
+//! once, signed by the server, and only to public addresses.
+//!
+//! One job per module: [`settings`] (`[push]`), [`target`] (a config checked when it is set),
+//! [`address`] (which addresses are forbidden), [`resolve`] (resolve once, check, connect to
+//! the checked address), [`signing`] (the server's ES256 key and its JWK set), [`routes`]
+//! (`/.well-known/jwks.json`), [`deliver`] (one attempt), [`backoff`], [`queue`] (pending
+//! deliveries, memory or Redis), [`worker`] (drains the queue) and [`configs`] (each task's
+//! configs, memory or Redis). [`Push`] puts them together behind the few calls the methods
+//! need.
+
+pub mod address;
+pub mod backoff;
+pub mod configs;
+pub mod deliver;
+pub mod queue;
+pub mod resolve;
+pub mod routes;
+pub mod settings;
+pub mod signing;
+pub mod target;
+pub mod worker;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+
+use a2a_types::{PushNotificationConfig, TaskPushNotificationConfig};
+
+use crate::config::{Settings, StoreBackend};
+use crate::redis_conn;
+use crate::store::Owner;
+use configs::{MemoryConfigs, PushConfigStore, RedisConfigs};
+use deliver::Deliverer;
+use queue::{CapReached, Delivery, DeliveryQueue, MemoryQueue, QueueCaps, RedisQueue};
+use signing::SigningKeys;
+use worker::PushWorker;
+
+pub use routes::jwks_routes;
+pub use settings::PushSettings;
+
+/// Why a push operation failed. [`PushError::InvalidConfig`] and
+/// [`PushError::TooManyConfigs`] are the client's doing (`-32602`); the others are the
+/// server's.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// The config breaks a rule; the text names the field.
+    #[error("{0}")]
+    InvalidConfig(String),
+    /// The task already has the most configs allowed.
+    #[error(
+        "the task already has {0} push notification configs, the most allowed (push.max_configs_per_task)"
+    )]
+    TooManyConfigs(usize),
+    /// The task's JSON is larger than `push.max_payload_bytes`.
+    #[error("the task is {size} bytes, more than push.max_payload_bytes ({max}); not pushed")]
+    PayloadTooLarge {
+        /// The task's size.
+        size: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// A cap on pending deliveries is reached; the notification was not queued.
+    #[error("the notification was not queued: {} is reached", .0.key())]
+    QueueFull(CapReached),
+    /// Redis did not answer or refused.
+    #[error("redis: {0}")]
+    Redis(#[from] ::redis::RedisError),
+    /// A stored value could not be read back.
+    #[error("corrupt stored value: {0}")]
+    Corrupt(String),
+    /// The signing key could not be made, read or used.
+    #[error("push signing key: {0}")]
+    Key(String),
+    /// The HTTP client could not be built.
+    #[error("push HTTP client: {0}")]
+    Client(String),
+}
+
+/// Queues notifications: the call the task runtime makes on every state change.
+pub struct PushNotifier {
+    queue: Arc<dyn DeliveryQueue>,
+    caps: QueueCaps,
+    max_payload_bytes: usize,
+    wake: Arc<Notify>,
+}
+
+impl PushNotifier {
+    /// Queues one POST of `task_json` to `config`'s webhook; returns the notification id (its
+    /// `Idempotency-Key`). The config must have passed [`target::check_config`] when it was
+    /// set.
+    pub async fn enqueue(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        config: &PushNotificationConfig,
+        task_json: Bytes,
+    ) -> Result<String, PushError> {
+        if task_json.len() > self.max_payload_bytes {
+            return Err(PushError::PayloadTooLarge {
+                size: task_json.len(),
+                max: self.max_payload_bytes,
+            });
+        }
+        let delivery = Delivery {
+            id: uuid::Uuid::new_v4().to_string(),
+            owner: owner.as_str().to_string(),
+            task_id: task_id.to_string(),
+            url: config.url.clone(),
+            token: config.token.clone(),
+            body: task_json,
+        };
+        self.queue.enqueue(&delivery, self.caps).await?;
+        self.wake.notify_one();
+        Ok(delivery.id)
+    }
+}
+
+/// Push notifications of one server: the configs, the queue, the signing key and the
+/// deliverer.
+pub struct Push {
+    settings: PushSettings,
+    production: bool,
+    ttl: Duration,
+    configs: Arc<dyn PushConfigStore>,
+    queue: Arc<dyn DeliveryQueue>,
+    notifier: PushNotifier,
+    deliverer: Arc<Deliverer>,
+    keys: Arc<SigningKeys>,
+    wake: Arc<Notify>,
+}
+
+impl Push {
+    /// Push as the settings say: configs and queue in memory or in the store's Redis, the key
+    /// from `push.signing_key_path` or generated; `issuer` is the server's public base URL.
+    pub async fn open(settings: &Settings, issuer: &str) -> Result<Push, PushError> {
+        let keys = match &settings.push.signing_key_path {
+            Some(path) => SigningKeys::load(path)?,
+            None => {
+                if settings.store.backend == StoreBackend::Redis {
+                    tracing::warn!(
+                        "push.signing_key_path is not set: this replica signs notifications with a key of its own, which the JWKS of the other replicas does not hold; give every replica the same key file"
+                    );
+                }
+                SigningKeys::generate()?
+            }
+        };
+        let ttl = Duration::from_secs(settings.store.task_ttl_secs);
+        let (queue, configs): (Arc<dyn DeliveryQueue>, Arc<dyn PushConfigStore>) =
+            match settings.store.backend {
+                StoreBackend::Memory => (
+                    Arc::new(MemoryQueue::new()),
+                    Arc::new(MemoryConfigs::new(ttl, settings.store.memory_max_tasks)),
+                ),
+                StoreBackend::Redis => {
+                    let connection = redis_conn::connect(
+                        settings.store.redis_url.as_deref().unwrap_or_default(),
+                        settings.store.redis_cluster,
+                        Duration::from_millis(settings.store.redis_timeout_ms),
+                    )
+                    .await?;
+                    (
+                        Arc::new(RedisQueue::new(connection.clone())),
+                        Arc::new(RedisConfigs::new(connection, ttl)),
+                    )
+                }
+            };
+        Self::with_parts(
+            &settings.push,
+            settings.is_production(),
+            ttl,
+            Arc::new(keys),
+            issuer.to_string(),
+            queue,
+            configs,
+        )
+    }
+
+    /// Push from given parts.
+    pub fn with_parts(
+        settings: &PushSettings,
+        production: bool,
+        ttl: Duration,
+        keys: Arc<SigningKeys>,
+        issuer: String,
+        queue: Arc<dyn DeliveryQueue>,
+        configs: Arc<dyn PushConfigStore>,
+    ) -> Result<Push, PushError> {
+        let wake = Arc::new(Notify::new());
+        let deliverer = Arc::new(Deliverer::new(settings, Arc::clone(&keys), issuer)?);
+        Ok(Push {
+            notifier: PushNotifier {
+                queue: Arc::clone(&queue),
+                caps: QueueCaps {
+                    per_task: settings.max_pending_per_task,
+                    per_owner: settings.max_pending_per_owner,
+                    total: settings.max_pending_total,
+                },
+                max_payload_bytes: settings.max_payload_bytes,
+                wake: Arc::clone(&wake),
+            },
+            settings: settings.clone(),
+            production,
+            ttl,
+            configs,
+            queue,
+            deliverer,
+            keys,
+            wake,
+        })
+    }
+
+    /// `tasks/pushNotificationConfig/set` for a task the caller owns: checks the config, gives
+    /// it the task id as its id when it has none, and stores it.
+    pub async fn set_config(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        mut config: PushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, PushError> {
+        target::check_config(&config, &self.settings, self.production)?;
+        config.id.get_or_insert_with(|| task_id.to_string());
+        self.configs
+            .set(owner, task_id, &config, self.settings.max_configs_per_task)
+            .await?;
+        Ok(TaskPushNotificationConfig {
+            task_id: task_id.to_string(),
+            push_notification_config: config,
+        })
+    }
+
+    /// `tasks/pushNotificationConfig/get`: one config by id, or the task's first.
+    pub async fn get_config(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        config_id: Option<&str>,
+    ) -> Result<Option<TaskPushNotificationConfig>, PushError> {
+        Ok(self
+            .configs
+            .get(owner, task_id, config_id)
+            .await?
+            .map(|config| TaskPushNotificationConfig {
+                task_id: task_id.to_string(),
+                push_notification_config: config,
+            }))
+    }
+
+    /// `tasks/pushNotificationConfig/list`.
+    pub async fn list_configs(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, PushError> {
+        Ok(self
+            .configs
+            .list(owner, task_id)
+            .await?
+            .into_iter()
+            .map(|config| TaskPushNotificationConfig {
+                task_id: task_id.to_string(),
+                push_notification_config: config,
+            })
+            .collect())
+    }
+
+    /// `tasks/pushNotificationConfig/delete`: whether the config existed.
+    pub async fn delete_config(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<bool, PushError> {
+        self.configs.delete(owner, task_id, config_id).await
+    }
+
+    /// Queues the task's JSON for every config of the task (a state change); returns how many
+    /// were queued. A cap reached for one config stops the others too.
+    pub async fn notify(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        task_json: Bytes,
+    ) -> Result<usize, PushError> {
+        let configs = self.configs.list(owner, task_id).await?;
+        for config in &configs {
+            self.notifier
+                .enqueue(owner, task_id, config, task_json.clone())
+                .await?;
+        }
+        Ok(configs.len())
+    }
+
+    /// The queueing half alone, for callers that hold a config already (an inline config of
+    /// `message/send`).
+    pub fn notifier(&self) -> &PushNotifier {
+        &self.notifier
+    }
+
+    /// The signing key and its JWK set.
+    pub fn keys(&self) -> &Arc<SigningKeys> {
+        &self.keys
+    }
+
+    /// How long configs are kept after their last change (the task TTL).
+    pub fn config_ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// How many notifications wait to be delivered, in flight included.
+    pub async fn pending(&self) -> Result<u64, PushError> {
+        self.queue.pending().await
+    }
+
+    /// Starts this replica's delivery worker.
+    pub fn spawn_worker(&self) -> PushWorker {
+        PushWorker::spawn(
+            Arc::clone(&self.queue),
+            Arc::clone(&self.deliverer),
+            self.settings.clone(),
+            Arc::clone(&self.wake),
+        )
+    }
+}

@@ -1,0 +1,152 @@
+//! Notifications waiting to be delivered: at least once, each claimed by one worker at a time
+//! for a lease, retried later, or finished. In memory for the memory store; in Redis for the
+//! Redis store, so that a replica's restart loses none and any replica delivers them.
+
+mod memory;
+mod redis;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::PushError;
+
+pub use memory::MemoryQueue;
+pub use redis::RedisQueue;
+
+/// One notification: a task's JSON for one webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// The notification id, sent as `Idempotency-Key`: the same on every attempt.
+    pub id: String,
+    /// The hashed owner of the task (see [`crate::store::Owner`]).
+    pub owner: String,
+    /// The task.
+    pub task_id: String,
+    /// The webhook URL, checked when the config was set.
+    pub url: String,
+    /// The config's token, sent as `X-A2A-Notification-Token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// The task's JSON, posted as is.
+    #[serde(skip)]
+    pub body: Bytes,
+}
+
+impl Delivery {
+    /// The stored form: the other fields as one JSON line, then the body's bytes.
+    pub fn encode(&self) -> Result<Vec<u8>, PushError> {
+        let mut out = serde_json::to_vec(self).map_err(|e| PushError::Corrupt(e.to_string()))?;
+        out.push(b'\n');
+        out.extend_from_slice(&self.body);
+        Ok(out)
+    }
+
+    /// Reads [`Delivery::encode`]'s form.
+    pub fn decode(raw: &[u8]) -> Result<Self, PushError> {
+        let split = raw
+            .iter()
+            .position(|b| *b == b'\n')
+            .ok_or_else(|| PushError::Corrupt("a pending delivery without a body".into()))?;
+        let mut delivery: Delivery =
+            serde_json::from_slice(&raw[..split]).map_err(|e| PushError::Corrupt(e.to_string()))?;
+        delivery.body = Bytes::copy_from_slice(&raw[split + 1..]);
+        Ok(delivery)
+    }
+
+    /// The counter of the task's pending deliveries.
+    fn task_counter(&self) -> String {
+        format!("t:{}:{}", self.owner, self.task_id)
+    }
+
+    /// The counter of the owner's pending deliveries.
+    fn owner_counter(&self) -> String {
+        format!("o:{}", self.owner)
+    }
+}
+
+/// A delivery claimed for one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// What to deliver.
+    pub delivery: Delivery,
+    /// Which attempt this is, from 1 (an attempt cut short by a crash counts).
+    pub attempt: u32,
+}
+
+/// How much may wait, so one user or a dead receiver cannot fill the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueCaps {
+    /// Pending deliveries of one task.
+    pub per_task: u64,
+    /// Pending deliveries of one owner.
+    pub per_owner: u64,
+    /// Pending deliveries in all.
+    pub total: u64,
+}
+
+/// Which cap refused a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapReached {
+    /// `push.max_pending_per_task`.
+    PerTask,
+    /// `push.max_pending_per_owner`.
+    PerOwner,
+    /// `push.max_pending_total`.
+    Total,
+}
+
+impl CapReached {
+    /// The setting that was reached.
+    pub fn key(self) -> &'static str {
+        match self {
+            CapReached::PerTask => "push.max_pending_per_task",
+            CapReached::PerOwner => "push.max_pending_per_owner",
+            CapReached::Total => "push.max_pending_total",
+        }
+    }
+}
+
+/// A queue of pending deliveries.
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Adds a delivery, due now, unless a cap is reached (then nothing is added).
+    async fn enqueue(&self, delivery: &Delivery, caps: QueueCaps) -> Result<(), PushError>;
+
+    /// Up to `limit` due deliveries, each hidden from other claims for `lease` (after which a
+    /// claim that was never finished or retried is due again), with its attempt number.
+    async fn claim(&self, limit: usize, lease: Duration) -> Result<Vec<Claimed>, PushError>;
+
+    /// Removes a delivery that succeeded or was given up.
+    async fn finish(&self, delivery: &Delivery) -> Result<(), PushError>;
+
+    /// Makes a claimed delivery due again after `delay`.
+    async fn retry_after(&self, delivery: &Delivery, delay: Duration) -> Result<(), PushError>;
+
+    /// How many deliveries are pending (claimed ones included).
+    async fn pending(&self) -> Result<u64, PushError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delivery_round_trips_with_newlines_in_its_body() {
+        let delivery = Delivery {
+            id: "n-1".into(),
+            owner: "o".into(),
+            task_id: "t\n1".into(),
+            url: "https://hooks.example/".into(),
+            token: Some("tok".into()),
+            body: Bytes::from_static(b"{\"a\":\n1}"),
+        };
+        assert_eq!(
+            Delivery::decode(&delivery.encode().unwrap()).unwrap(),
+            delivery
+        );
+        assert!(Delivery::decode(b"{}").is_err());
+    }
+}

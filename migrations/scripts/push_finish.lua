@@ -1,0 +1,14 @@
+-- Removes a push delivery that succeeded or was given up, and lowers its counters.
+-- KEYS[1] = due set, KEYS[2] = deliveries, KEYS[3] = attempts, KEYS[4] = counters.
+-- ARGV[1] = id, ARGV[2] = task counter, ARGV[3] = owner counter. Returns 1 if it was pending.
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+for _, counter in ipairs({ARGV[2], ARGV[3]}) do
+  if redis.call('HINCRBY', KEYS[4], counter, -1) <= 0 then
+    redis.call('HDEL', KEYS[4], counter)
+  end
+end
+return 1
