@@ -57,6 +57,8 @@ impl Deliverer {
         issuer: String,
     ) -> Result<Self, PushError> {
         let timeout = Duration::from_millis(settings.delivery_timeout_ms);
+        // The HTTP client needs a process-wide TLS provider; one already installed is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(CheckedResolver {
                 allow_private: settings.allow_private_targets,

@@ -12,6 +12,7 @@ mod isolation;
 mod limits;
 mod operations;
 mod properties;
+mod push;
 mod scale;
 mod security;
 mod skills;
