@@ -262,7 +262,7 @@ async fn redis_keys_are_namespaced_tagged_and_expire() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(version, 4, "every migration in migrations/ is applied");
+    assert_eq!(version, 5, "every migration in migrations/ is applied");
     let stored: String = redis::cmd("GET")
         .arg(task_key)
         .query_async(&mut con)
