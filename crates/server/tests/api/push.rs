@@ -32,6 +32,7 @@ enum Answer {
     Status(u16),
     Slow(Duration),
     Redirect(String),
+    Endless,
 }
 
 #[derive(Debug, Clone)]
@@ -109,6 +110,12 @@ async fn answer_with(answer: Answer) -> Response {
         }
         Answer::Redirect(to) => {
             (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]).into_response()
+        }
+        Answer::Endless => {
+            let chunks = futures::stream::repeat_with(|| {
+                Ok::<_, std::io::Error>(Bytes::from_static(&[b'x'; 1024]))
+            });
+            axum::body::Body::from_stream(chunks).into_response()
         }
     }
 }
@@ -336,6 +343,42 @@ async fn a_slow_receiver_is_cut_off_at_the_delivery_timeout() {
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "two attempts of a 30 s answer ended in {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_endless_answer_is_read_only_up_to_a_small_cap() {
+    let receiver = Receiver::start(vec![Answer::Endless]).await;
+    let push = Push::open(
+        &push_settings(|s| {
+            s.push.delivery_timeout_ms = 20_000;
+            s.push.claim_lease_ms = 21_000;
+        }),
+        "http://a2a.test",
+    )
+    .await
+    .unwrap();
+    let _worker = push.spawn_worker();
+    let started = Instant::now();
+    push.notifier()
+        .enqueue(
+            &Owner::of("", "a"),
+            "t",
+            &config(&receiver.url(), None),
+            task_json("t"),
+        )
+        .await
+        .unwrap();
+    wait_until_drained(&push, Duration::from_secs(10)).await;
+    assert_eq!(
+        receiver.hits().len(),
+        1,
+        "a 200 delivers, whatever follows it"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the answer was not read to the end (or to the timeout): {:?}",
         started.elapsed()
     );
 }
