@@ -24,6 +24,7 @@ use crate::guard::Guard;
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
+use crate::paths;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
 use crate::serve::{self, ConnectionLimits};
@@ -330,12 +331,13 @@ impl Application {
             settings.store.context_history_tasks,
             settings.store.max_task_bytes,
         );
-        let card = http::agent_card(&settings, &base_url, &service);
+        let card = http::documents::agent_card(&settings, &base_url, &service);
         let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
             context: "serialising the agent card".into(),
             source: std::io::Error::other(e),
         })?;
-        let resource = http::protected_resource_metadata(&settings, &base_url).to_string();
+        let resource =
+            http::documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
             service,
             authenticator: Arc::new(authenticator),
@@ -343,7 +345,7 @@ impl Application {
             metrics,
             cards,
             resource_metadata: Bytes::from(resource),
-            challenge: http::challenge(&base_url),
+            challenge: http::documents::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
             body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             kit: kit.clone(),
@@ -412,7 +414,7 @@ impl Application {
             }
         });
         let push_worker = self.push.spawn_worker();
-        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}/.well-known/agent.json", self.base_url), rate_limits = self.rate_limits, "serving");
+        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, "serving");
         let served =
             serve::serve(self.listener, self.router, self.connection_limits, shutdown).await;
         sweeper.abort();

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::store::short_hash;
-use crate::v1::{self, Wire};
+use crate::wire::{Wire, version_header};
 
 /// How long clients and caches may keep the card without revalidating it.
 const CACHE_CONTROL: &str = "public, max-age=3600";
@@ -62,10 +62,7 @@ impl ServedCards {
     /// The answer to a GET of the card: the form the request's `A2A-Version` asks for, or a
     /// 304 when the client's copy is current (`If-None-Match`, else `If-Modified-Since`).
     pub fn respond(&self, headers: &HeaderMap) -> Response {
-        let version = headers
-            .get(v1::VERSION_HEADER)
-            .and_then(|v| v.to_str().ok());
-        let card = match Wire::select(version, None) {
+        let card = match Wire::from_header(version_header(headers)) {
             Wire::V1 => &self.strict,
             Wire::V03 | Wire::Unsupported(_) => &self.superset,
         };

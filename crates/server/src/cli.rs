@@ -14,6 +14,7 @@ use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::conformance::render::{self, AllowList};
 use crate::conformance::report::Report;
 use crate::data::{self, BibleSource};
+use crate::paths;
 use crate::progress::{self, Reporter};
 use crate::redis_conn;
 use crate::store::{self, StoreError};
@@ -231,9 +232,11 @@ async fn serve(settings: Settings) -> Result<(), StartupError> {
     telemetry::init(&settings.log);
     let application = Application::build(settings).await?;
     println!(
-        "magisterium-a2a listening: JSON-RPC {}/api/v1/a2a, card {}/.well-known/agent.json, rate limits {}",
+        "magisterium-a2a listening: JSON-RPC {}{}, card {}{}, rate limits {}",
         application.base_url(),
+        paths::RPC_PATH,
         application.base_url(),
+        paths::AGENT_CARD_LEGACY,
         application.rate_limits()
     );
     application

@@ -16,9 +16,8 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
@@ -29,13 +28,11 @@ use ipnet::IpNet;
 use moka::sync::Cache;
 use tokio::sync::Semaphore;
 
-use a2a_types::Response as RpcResponse;
-
 use crate::conformance::Simulated;
-use crate::error::ApiError;
-use crate::http::RPC_PATH;
+use crate::error::{ApiError, Failure};
 use crate::limits::Decision;
-use crate::v1::{self, Wire};
+use crate::paths::RPC_PATH;
+use crate::wire::{Wire, version_header};
 
 type IpLimiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
@@ -182,7 +179,7 @@ pub async fn protect(
     }
     let Ok(permit) = Arc::clone(&guard.in_flight).try_acquire_owned() else {
         return refusal(
-            &ApiError::Overloaded {
+            ApiError::Overloaded {
                 retry_after_secs: 1,
             },
             request.headers(),
@@ -200,35 +197,15 @@ pub async fn protect(
 }
 
 /// Answers before the body is read, in the wire the `A2A-Version` header names.
-pub(crate) fn refusal(error: &ApiError, headers: &HeaderMap) -> Response {
-    let version = headers
-        .get(v1::VERSION_HEADER)
-        .and_then(|v| v.to_str().ok());
-    let (status, object) = if Wire::select(version, None).is_v1() {
-        let mapped = v1::error(error, "-");
-        (mapped.status, mapped.object)
-    } else {
-        (error.status(), error.to_object("-"))
-    };
-    let body = RpcResponse::failure(None, object);
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(Bytes::from(bytes)),
-    )
-        .into_response();
-    if let Some(secs) = error.retry_after_secs() {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    response
+pub(crate) fn refusal(error: ApiError, headers: &HeaderMap) -> Response {
+    let wire = Wire::from_header(version_header(headers));
+    Failure::new(error, wire, None, "-").into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     fn ip(text: &str) -> IpAddr {
         text.parse().unwrap()

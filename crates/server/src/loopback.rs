@@ -28,7 +28,7 @@ pub async fn only_loopback(request: Request, next: Next) -> Response {
                 ),
                 status: StatusCode::FORBIDDEN,
             };
-            guard::refusal(&error, request.headers())
+            guard::refusal(error, request.headers())
         }
     }
 }

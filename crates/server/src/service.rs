@@ -1,4 +1,7 @@
-//! The three methods, independent of HTTP: params in, task or [`ApiError`] out.
+//! The methods, independent of HTTP and of the wire: a typed request in, the task (as stored,
+//! 0.3 JSON) or an [`ApiError`] out. The method table (`dispatch`) parses each wire's params
+//! into these requests and spells the answers; a new capability (streaming with `stream` and
+//! `subscribe`, push-notification configs) is one more method here and one more row there.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -7,18 +10,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use futures::FutureExt;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use skills::{
     Bucket, Skill, SkillError, SkillOutput, SkillRegistry, SkillRequest, Speaker, Turn, catalog,
 };
 use uuid::Uuid;
 
-use a2a_types::{
-    Artifact, Message, MessageSendParams, Part, Role, Task, TaskIdParams, TaskQueryParams,
-    TaskState, TaskStatus,
-};
+use a2a_types::{Artifact, Message, MessageSendParams, Part, Role, Task, TaskState, TaskStatus};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -26,65 +24,13 @@ use crate::limits::{Decision, RateLimiter};
 use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
 use crate::store::{
-    MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
+    MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, short_hash,
 };
 
 tokio::task_local! {
     /// The `Accept-Language` of the HTTP request being served, for skills that answer in
     /// several languages; set by the HTTP layer around each call.
     pub static ACCEPT_LANGUAGE: Option<String>;
-}
-
-/// The methods this server implements.
-pub const METHODS: [&str; 3] = ["message/send", "tasks/get", "tasks/cancel"];
-
-/// A method's params as the request carried them.
-#[derive(Debug)]
-pub enum Params<'a> {
-    /// Raw JSON text borrowed from the body (`None`: no `params` member). Parsed once, straight
-    /// into the method's types.
-    Raw(Option<&'a RawValue>),
-    /// An already parsed tree (the 1.0 translation).
-    Tree(Value),
-}
-
-impl Params<'_> {
-    /// The params as a tree, `Null` when absent.
-    pub fn into_tree(self) -> Value {
-        match self {
-            Params::Raw(None) => Value::Null,
-            // Raw params come from a body that parsed: they parse again.
-            Params::Raw(Some(raw)) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-            Params::Tree(value) => value,
-        }
-    }
-}
-
-/// A 0.3 call whose method exists and whose params are valid.
-pub enum ServiceCall {
-    /// `message/send`, its message checked by `validate_user_message`.
-    Send(MessageSendParams),
-    /// `tasks/get`.
-    Get(TaskQueryParams),
-    /// `tasks/cancel`.
-    Cancel(TaskIdParams),
-}
-
-impl ServiceCall {
-    /// Reads a 0.3 method and its params: `-32601` for an unknown method, `-32602` for params
-    /// that do not fit. Nothing runs, so a notification is checked this way before its refusal.
-    pub fn parse(method: &str, params: Params<'_>) -> Result<ServiceCall, ApiError> {
-        match method {
-            "message/send" => {
-                let params: MessageSendParams = parse_params(params)?;
-                validate_user_message(&params.message)?;
-                Ok(ServiceCall::Send(params))
-            }
-            "tasks/get" => parse_params(params).map(ServiceCall::Get),
-            "tasks/cancel" => parse_params(params).map(ServiceCall::Cancel),
-            other => Err(ApiError::MethodNotFound(other.to_string())),
-        }
-    }
 }
 
 /// What a message naming a task (`taskId`) does to that task, which is always finished.
@@ -105,6 +51,17 @@ pub struct Reply {
     pub rate: Option<(Decision, Bucket)>,
     /// The message a `message/send` carried, for the conformance kit.
     pub sent: Option<SentMessage>,
+}
+
+impl Reply {
+    /// A result that charged no limit and carried no message (reads).
+    pub fn result(result: Bytes) -> Reply {
+        Reply {
+            result,
+            rate: None,
+            sent: None,
+        }
+    }
 }
 
 /// The message a `message/send` carried, as the conformance kit reads it: the A2A docs call a
@@ -146,10 +103,40 @@ pub enum Simulation {
 /// keys and log fields, and a UUID has 36.
 pub const MAX_ID_CHARS: usize = 256;
 
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        ApiError::Internal(error.to_string())
-    }
+/// `message/send` and `SendMessage`: a user message that passed [`validate_user_message`].
+#[derive(Debug)]
+pub struct SendRequest {
+    /// The message and its configuration.
+    pub params: MessageSendParams,
+    /// What the message does to the finished task it names, which differs per wire.
+    pub finished: FinishedTask,
+    /// The conformance kit's override, when a scenario simulates a condition of the service.
+    pub simulation: Option<Simulation>,
+}
+
+/// `tasks/get` and `GetTask`.
+#[derive(Debug)]
+pub struct GetRequest {
+    /// The task's id.
+    pub id: String,
+    /// Keep only the last this many messages of the history.
+    pub history_length: Option<u64>,
+}
+
+/// `tasks/cancel` and `CancelTask`.
+#[derive(Debug)]
+pub struct CancelRequest {
+    /// The task's id.
+    pub id: String,
+}
+
+/// `ListTasks`: one page of the caller's tasks.
+#[derive(Debug)]
+pub struct ListRequest {
+    /// Filters, page size and position.
+    pub query: TaskQuery,
+    /// Whether the tasks keep their artifacts (1.0's `includeArtifacts`).
+    pub include_artifacts: bool,
 }
 
 impl A2aService {
@@ -179,46 +166,12 @@ impl A2aService {
         &self.skills
     }
 
-    /// Runs one 0.3 method for an authenticated caller; `simulation` (only `message/send` has
-    /// one) is the conformance kit's override.
-    pub async fn call(
-        &self,
-        principal: &Principal,
-        method: &str,
-        params: Params<'_>,
-        simulation: Option<Simulation>,
-    ) -> Result<Reply, ApiError> {
-        match ServiceCall::parse(method, params)? {
-            ServiceCall::Send(params) => {
-                self.send(principal, params, FinishedTask::Continue, simulation)
-                    .await
-            }
-            ServiceCall::Get(params) => Ok(Reply {
-                result: self
-                    .get_task(principal, &params.id, params.history_length)
-                    .await?,
-                rate: None,
-                sent: None,
-            }),
-            ServiceCall::Cancel(params) => Ok(Reply {
-                result: self.cancel_task(principal, &params.id).await?,
-                rate: None,
-                sent: None,
-            }),
-        }
-    }
-
     /// The caller's task as stored (0.3 JSON), its history trimmed to the last
     /// `history_length` messages when given.
-    pub(crate) async fn get_task(
-        &self,
-        principal: &Principal,
-        id: &str,
-        history_length: Option<u64>,
-    ) -> Result<Bytes, ApiError> {
+    pub async fn get(&self, principal: &Principal, request: GetRequest) -> Result<Bytes, ApiError> {
         self.charge(principal, Bucket::Read).await?;
-        let json = self.owned_task(&principal.owner, id).await?;
-        match history_length {
+        let json = self.owned_task(&principal.owner, &request.id).await?;
+        match request.history_length {
             None => Ok(json),
             Some(length) => {
                 let mut task = decode_task(&json)?;
@@ -230,27 +183,34 @@ impl A2aService {
 
     /// Cancels the caller's task: never possible, since every stored task is terminal (skills
     /// run synchronously), so the answer is the refusal naming its state.
-    pub(crate) async fn cancel_task(
+    pub async fn cancel(
         &self,
         principal: &Principal,
-        id: &str,
+        request: CancelRequest,
     ) -> Result<Bytes, ApiError> {
         self.charge(principal, Bucket::Read).await?;
-        let task = decode_task(&self.owned_task(&principal.owner, id).await?)?;
+        let task = decode_task(&self.owned_task(&principal.owner, &request.id).await?)?;
         Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
     }
 
     /// One page of the caller's tasks of the last 24 hours (`ListTasks`), charged as a read.
-    pub(crate) async fn list_tasks(
+    pub async fn list(
         &self,
         principal: &Principal,
-        query: &TaskQuery,
+        request: ListRequest,
     ) -> Result<TaskPage, ApiError> {
         self.charge(principal, Bucket::Read).await?;
         let owner = &principal.owner;
+        let query = &request.query;
         let selection = listing::select(self.store.owned_index(owner).await?, query);
         let stored = self.store.tasks(owner, &selection.ids).await?;
-        Ok(listing::page(selection, stored, query)?)
+        let mut page = listing::page(selection, stored, query)?;
+        if !request.include_artifacts {
+            for task in &mut page.tasks {
+                task.artifacts.clear();
+            }
+        }
+        Ok(page)
     }
 
     /// Charges one call of the caller to `bucket`, or refuses it (429 `-32003`).
@@ -298,13 +258,16 @@ impl A2aService {
     /// Runs a user message whose params passed [`validate_user_message`]. A message sent again
     /// (same id, same content) answers with the task it produced, without running the skill
     /// or charging the limit; the same id with other content is another message.
-    pub(crate) async fn send(
+    pub async fn send(
         &self,
         principal: &Principal,
-        params: MessageSendParams,
-        finished: FinishedTask,
-        simulation: Option<Simulation>,
+        request: SendRequest,
     ) -> Result<Reply, ApiError> {
+        let SendRequest {
+            params,
+            finished,
+            simulation,
+        } = request;
         let message_key = message_key(&params)?;
         let sent = SentMessage {
             message_id: params.message.message_id.clone(),
@@ -463,32 +426,8 @@ impl A2aService {
     }
 }
 
-/// Params as a typed struct, or `-32602` naming the field that did not fit. Raw params are
-/// parsed straight into the type; when that fails, the tree path below names the field.
-pub(crate) fn parse_params<T: DeserializeOwned>(params: Params<'_>) -> Result<T, ApiError> {
-    if let Params::Raw(Some(raw)) = &params
-        && raw.get().starts_with('{')
-        && let Ok(typed) = serde_json::from_str(raw.get())
-    {
-        return Ok(typed);
-    }
-    let params = params.into_tree();
-    if !params.is_object() {
-        return Err(ApiError::InvalidParams("params must be an object".into()));
-    }
-    serde_path_to_error::deserialize(params).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            ApiError::InvalidParams(inner.to_string())
-        } else {
-            ApiError::InvalidParams(format!("{path}: {inner}"))
-        }
-    })
-}
-
 /// The checks of a user message beyond its types: the params are valid once these pass.
-pub(crate) fn validate_user_message(message: &Message) -> Result<(), ApiError> {
+pub fn validate_user_message(message: &Message) -> Result<(), ApiError> {
     let invalid = |why: &str| Err(ApiError::InvalidParams(why.to_string()));
     if message.kind != "message" {
         return invalid("message.kind must be \"message\"");

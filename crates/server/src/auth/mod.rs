@@ -11,69 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::config::Plan;
 use crate::config::{AuthMode, AuthSettings};
 use crate::store::Owner;
 pub use jwks::JwksCache;
-
-/// A subscription plan. Only paid plans may call the endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Plan {
-    /// No A2A access.
-    Free,
-    /// Paid, individual.
-    Pro,
-    /// Paid, team.
-    Organization,
-    /// Paid, contract limits.
-    Enterprise,
-}
-
-impl Plan {
-    /// Reads a plan name as found in a token; anything unknown counts as free.
-    pub fn from_claim(value: &str) -> Plan {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "pro" => Plan::Pro,
-            "organization" | "organisation" | "org" => Plan::Organization,
-            "enterprise" => Plan::Enterprise,
-            _ => Plan::Free,
-        }
-    }
-
-    /// The lowercase name, for logs, metrics and tokens.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Pro => "pro",
-            Plan::Organization => "organization",
-            Plan::Enterprise => "enterprise",
-        }
-    }
-
-    /// Whether the plan includes A2A.
-    pub fn allows_a2a(self) -> bool {
-        self != Plan::Free
-    }
-}
-
-impl std::str::FromStr for Plan {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "free" => Ok(Plan::Free),
-            "pro" => Ok(Plan::Pro),
-            "organization" => Ok(Plan::Organization),
-            "enterprise" => Ok(Plan::Enterprise),
-            other => Err(format!(
-                "unknown plan `{other}`; use free, pro, organization or enterprise"
-            )),
-        }
-    }
-}
 
 /// The authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]

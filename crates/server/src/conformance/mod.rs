@@ -25,7 +25,6 @@ pub mod render;
 pub mod report;
 mod routes;
 pub mod scenario;
-pub mod settings;
 
 use axum::http::{HeaderMap, header};
 use serde_json::{Value, json};
@@ -35,12 +34,12 @@ use a2a_types::jsonrpc::Id;
 use crate::error::ApiError;
 use crate::service::Reply;
 
+pub use crate::config::ConformanceSettings;
 pub use recorder::{
     Digest16, Exchange, KEPT_CHARS, Outcome, RULES, Recorder, Rule, SentDigest, digest,
 };
 pub use routes::routes;
 pub use scenario::{SIMULATE_HEADER, SIMULATE_METADATA, Scenario, truncated};
-pub use settings::ConformanceSettings;
 
 /// The header that names a client run.
 pub const RUN_HEADER: &str = "a2a-client-run";

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::report::{Coverage, Exercised, Finding, MethodGap, Report, RunReport};
 use super::scenario::{Scenario, truncated};
-use super::settings::ConformanceSettings;
+use crate::config::ConformanceSettings;
 use crate::store::Owner;
 
 /// A rule a well-behaved client follows.

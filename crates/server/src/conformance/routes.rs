@@ -14,6 +14,7 @@ use serde_json::json;
 use super::Kit;
 use super::page;
 use crate::auth::Authenticator;
+use crate::paths;
 use crate::store::Owner;
 
 #[derive(Clone)]
@@ -32,9 +33,9 @@ struct RunQuery {
 /// the page itself.
 pub fn routes(kit: Arc<Kit>, authenticator: Arc<Authenticator>) -> Router {
     Router::new()
-        .route("/conformance/report", get(report).delete(clear))
-        .route("/conformance/findings", get(findings))
-        .route("/conformance", get(shell))
+        .route(paths::CONFORMANCE_REPORT, get(report).delete(clear))
+        .route(paths::CONFORMANCE_FINDINGS, get(findings))
+        .route(paths::CONFORMANCE, get(shell))
         .with_state(KitState { kit, authenticator })
 }
 

@@ -14,8 +14,8 @@ use super::PushError;
 use super::address::forbidden_reason;
 use super::queue::Delivery;
 use super::resolve::{CheckedResolver, RefusedAddress};
-use super::settings::PushSettings;
 use super::signing::{NotificationClaims, SigningKeys, body_sha256};
+use crate::config::PushSettings;
 
 /// The header carrying the config's `token`.
 pub const TOKEN_HEADER: &str = "X-A2A-Notification-Token";

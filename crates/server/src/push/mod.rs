@@ -1,7 +1,7 @@
 //! Push notifications: a task's changes POSTed to the webhooks its owner configured, at least
 //! once, signed by the server, and only to public addresses.
 //!
-//! One job per module: [`settings`] (`[push]`), [`target`] (a config checked when it is set),
+//! One job per module (its settings, `[push]`, are in [`crate::config`]): [`target`] (a config checked when it is set),
 //! [`address`] (which addresses are forbidden), [`resolve`] (resolve once, check, connect to
 //! the checked address), [`signing`] (the server's ES256 key and its JWK set), [`routes`]
 //! (`/.well-known/jwks.json`), [`deliver`] (one attempt), [`backoff`], [`queue`] (pending
@@ -16,7 +16,6 @@ pub mod deliver;
 pub mod queue;
 pub mod resolve;
 pub mod routes;
-pub mod settings;
 pub mod signing;
 pub mod target;
 pub mod worker;
@@ -38,8 +37,8 @@ use queue::{CapReached, Delivery, DeliveryQueue, MemoryQueue, QueueCaps, RedisQu
 use signing::SigningKeys;
 use worker::PushWorker;
 
+pub use crate::config::PushSettings;
 pub use routes::jwks_routes;
-pub use settings::PushSettings;
 
 /// Why a push operation failed. [`PushError::InvalidConfig`] and
 /// [`PushError::TooManyConfigs`] are the client's doing (`-32602`); the others are the

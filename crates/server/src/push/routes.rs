@@ -8,15 +8,13 @@ use axum::routing::get;
 use bytes::Bytes;
 
 use super::signing::SigningKeys;
-
-/// Where receivers fetch the keys.
-pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+use crate::paths;
 
 /// The JWKS route, serving the document built once at start.
 pub fn jwks_routes(keys: &SigningKeys) -> Router {
     let document = Bytes::copy_from_slice(keys.jwks_json());
     Router::new().route(
-        JWKS_PATH,
+        paths::JWKS,
         get(move || {
             let document = document.clone();
             async move {

@@ -12,7 +12,7 @@ use reqwest::header::HeaderValue;
 
 use super::PushError;
 use super::address::forbidden_reason;
-use super::settings::PushSettings;
+use crate::config::PushSettings;
 
 /// Longest config id, as the other client-chosen ids.
 pub const MAX_CONFIG_ID_BYTES: usize = 256;

@@ -11,7 +11,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::backoff::retry_delay;
 use super::deliver::{Deliverer, Outcome};
 use super::queue::{Claimed, DeliveryQueue};
-use super::settings::PushSettings;
+use crate::config::PushSettings;
 
 /// A running worker. [`PushWorker::shutdown`] lets deliveries in flight finish; dropping it
 /// stops it at once (the deliveries it held are claimed again when their lease ends).

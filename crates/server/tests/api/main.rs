@@ -10,6 +10,7 @@ mod faults;
 mod helpers;
 mod isolation;
 mod limits;
+mod modules;
 mod operations;
 mod properties;
 mod push;

@@ -1,10 +1,17 @@
 //! Every way a call can fail, and the one place that turns a failure into a JSON-RPC error
-//! object, an HTTP status and headers.
+//! object, an HTTP status and headers: the 0.3 codes here, the 1.0 table in [`v1`], and the
+//! response in [`render`] ([`Failure`], which knows its wire, JSON-RPC id and request id).
+
+mod render;
+pub mod v1;
 
 use a2a_types::{ErrorCode, ErrorObject};
 use axum::http::StatusCode;
 
 use crate::auth::AuthError;
+use crate::store::StoreError;
+
+pub use render::Failure;
 
 /// A failed call.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +36,19 @@ pub enum ApiError {
     /// Unknown method.
     #[error("Method not found: {0}")]
     MethodNotFound(String),
+    /// A method of the method table that this server refuses today: on the 0.3 wire an unknown
+    /// method (`-32601`), on 1.0 the error A2A 1.0 defines for it ([`Refusal`]).
+    #[error("Method not found: {method}")]
+    Unsupported {
+        /// The method's name.
+        method: &'static str,
+        /// Which 1.0 error refuses it.
+        refusal: Refusal,
+    },
+    /// The `A2A-Version` header names a version this server does not speak (answered in 1.0
+    /// terms, `VersionNotSupportedError`).
+    #[error("Version not supported: A2A-Version `{0}`")]
+    VersionNotSupported(String),
     /// Params do not fit the method.
     #[error("Invalid params: {0}")]
     InvalidParams(String),
@@ -89,7 +109,8 @@ impl ApiError {
             ApiError::PlanRequired => ErrorCode::PlanRequired,
             ApiError::Parse(_) => ErrorCode::ParseError,
             ApiError::InvalidRequest { .. } => ErrorCode::InvalidRequest,
-            ApiError::MethodNotFound(_) => ErrorCode::MethodNotFound,
+            ApiError::MethodNotFound(_) | ApiError::Unsupported { .. } => ErrorCode::MethodNotFound,
+            ApiError::VersionNotSupported(_) => ErrorCode::InvalidRequest,
             ApiError::InvalidParams(_)
             | ApiError::InvalidStateTransition(_)
             | ApiError::ContentTypeNotSupported(_)
@@ -162,7 +183,29 @@ impl ApiError {
 
     /// A short outcome label for metrics.
     pub fn outcome(&self) -> &'static str {
-        self.code().name()
+        match self {
+            ApiError::VersionNotSupported(_) => v1::VERSION_NOT_SUPPORTED,
+            other => other.code().name(),
+        }
+    }
+}
+
+/// Why the method table refuses a method today, which chooses its 1.0 error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Streaming and resubscription: every task is finished inside the call
+    /// (`UnsupportedOperationError`).
+    Operation,
+    /// Push-notification configs (`PushNotificationNotSupportedError`).
+    Push,
+    /// The authenticated extended card: the public card is complete
+    /// (`ExtendedAgentCardNotConfiguredError`).
+    ExtendedCard,
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        ApiError::Internal(error.to_string())
     }
 }
 

@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use skills::qa::LlmSettings;
 use skills::{Bucket, LiturgySettings, SkillSettings};
 
-use crate::auth::Plan;
-use crate::conformance::settings::ConformanceSettings;
-use crate::push::PushSettings;
+mod push;
+
 use corpus::SearchMode;
+pub use push::PushSettings;
 
 /// The whole configuration of a server process.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -863,5 +863,103 @@ impl Settings {
                 format!("http://{host}:{}", bound.port())
             }
         }
+    }
+}
+
+/// A subscription plan. Only paid plans may call the endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    /// No A2A access.
+    Free,
+    /// Paid, individual.
+    Pro,
+    /// Paid, team.
+    Organization,
+    /// Paid, contract limits.
+    Enterprise,
+}
+
+impl Plan {
+    /// Reads a plan name as found in a token; anything unknown counts as free.
+    pub fn from_claim(value: &str) -> Plan {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "pro" => Plan::Pro,
+            "organization" | "organisation" | "org" => Plan::Organization,
+            "enterprise" => Plan::Enterprise,
+            _ => Plan::Free,
+        }
+    }
+
+    /// The lowercase name, for logs, metrics and tokens.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+            Plan::Organization => "organization",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    /// Whether the plan includes A2A.
+    pub fn allows_a2a(self) -> bool {
+        self != Plan::Free
+    }
+}
+
+impl std::str::FromStr for Plan {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "free" => Ok(Plan::Free),
+            "pro" => Ok(Plan::Pro),
+            "organization" => Ok(Plan::Organization),
+            "enterprise" => Ok(Plan::Enterprise),
+            other => Err(format!(
+                "unknown plan `{other}`; use free, pro, organization or enterprise"
+            )),
+        }
+    }
+}
+
+/// Settings of the kit (`[conformance]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConformanceSettings {
+    /// Turns the kit on (`A2A__CONFORMANCE__ENABLED`).
+    pub enabled: bool,
+    /// The second, explicit key needed to enable the kit with any profile but `development`
+    /// and `test`.
+    pub allow_with_production_profile: bool,
+    /// Longest `slow;ms=N` delay honoured.
+    pub max_slow_ms: u64,
+    /// A client polling a terminal task more often than this is reported.
+    pub min_poll_interval_ms: u64,
+    /// Bytes the kit may keep for its runs, findings and remembered tokens, task ids and
+    /// buckets; the oldest runs are dropped first when it is full.
+    pub max_memory_bytes: usize,
+    /// Most findings kept per run (oldest dropped first).
+    pub max_findings_per_run: usize,
+}
+
+impl Default for ConformanceSettings {
+    fn default() -> Self {
+        ConformanceSettings {
+            enabled: false,
+            allow_with_production_profile: false,
+            max_slow_ms: 10_000,
+            min_poll_interval_ms: 1_000,
+            max_memory_bytes: 16 * 1024 * 1024,
+            max_findings_per_run: 500,
+        }
+    }
+}
+
+impl ConformanceSettings {
+    /// Whether the kit may run under `profile` without the second key: only where no real
+    /// user is expected.
+    pub fn profile_allows(profile: &str) -> bool {
+        matches!(profile, "development" | "test")
     }
 }

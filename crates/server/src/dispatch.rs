@@ -1,0 +1,388 @@
+//! The method table: every JSON-RPC method of both wires in one place — its name, the wire it
+//! belongs to, how its params become a typed request of the service (or why it is refused
+//! today), and how it is metered. Wire selection, metrics labels, the kit's in-service scenarios
+//! and the 1.0 refusals all read it; after [`find`] nothing is dispatched by name.
+//!
+//! Adding a method: one row here, its [`Call`] variant and conversion, and the service method
+//! that runs it. The methods refused today (streaming, resubscription, push-notification
+//! configs, the extended card) have their rows already, marked [`Handler::Refuse`].
+
+use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams};
+
+use crate::auth::Principal;
+use crate::error::{ApiError, Refusal};
+use crate::params::{Params, parse_params};
+use crate::service::{
+    A2aService, CancelRequest, FinishedTask, GetRequest, ListRequest, Reply, SendRequest,
+    Simulation, validate_user_message,
+};
+use crate::v1;
+use crate::wire::{Version, Wire};
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Method {
+    /// The JSON-RPC method name; also its metrics label.
+    pub name: &'static str,
+    /// The wire it belongs to: its name alone chooses the wire, whatever `A2A-Version` says.
+    pub version: Version,
+    /// What answers it.
+    pub handler: Handler,
+    /// Which rate-limit bucket it is charged to.
+    pub metering: Metering,
+}
+
+/// What answers a method.
+#[derive(Debug)]
+pub enum Handler {
+    /// Parses the params into a typed request (`-32602` when they do not fit); the request's
+    /// [`Call`] variant chooses the service method.
+    Serve(fn(Params<'_>) -> Result<Call, ApiError>),
+    /// Refused today: `-32601` on 0.3, the [`Refusal`]'s error on 1.0.
+    Refuse(Refusal),
+}
+
+/// The bucket a method is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metering {
+    /// The bucket of the skill the message asks for (`default` or `expensive`).
+    Skill,
+    /// The `read` bucket.
+    Read,
+}
+
+/// A call whose method exists and whose params are valid, in the service's terms.
+#[derive(Debug)]
+pub enum Call {
+    /// A message to a skill.
+    Send(SendRequest),
+    /// One task.
+    Get(GetRequest),
+    /// A cancel.
+    Cancel(CancelRequest),
+    /// A page of tasks (1.0 only).
+    List(ListRequest),
+}
+
+impl Call {
+    /// Hands the conformance kit's override to a send; other calls have none.
+    pub fn simulate(&mut self, simulation: Option<Simulation>) {
+        if let Call::Send(request) = self {
+            request.simulation = simulation;
+        }
+    }
+}
+
+/// Every method of both wires.
+pub static METHODS: [Method; 22] = [
+    serve("message/send", Version::V03, Metering::Skill, send_v03),
+    refuse(
+        "message/stream",
+        Version::V03,
+        Metering::Skill,
+        Refusal::Operation,
+    ),
+    serve("tasks/get", Version::V03, Metering::Read, get_v03),
+    serve("tasks/cancel", Version::V03, Metering::Read, cancel_v03),
+    refuse(
+        "tasks/resubscribe",
+        Version::V03,
+        Metering::Read,
+        Refusal::Operation,
+    ),
+    refuse(
+        "tasks/pushNotificationConfig/set",
+        Version::V03,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "tasks/pushNotificationConfig/get",
+        Version::V03,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "tasks/pushNotificationConfig/list",
+        Version::V03,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "tasks/pushNotificationConfig/delete",
+        Version::V03,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    serve("SendMessage", Version::V1, Metering::Skill, send_v1),
+    refuse(
+        "SendStreamingMessage",
+        Version::V1,
+        Metering::Skill,
+        Refusal::Operation,
+    ),
+    serve("GetTask", Version::V1, Metering::Read, get_v1),
+    serve("CancelTask", Version::V1, Metering::Read, cancel_v1),
+    serve("ListTasks", Version::V1, Metering::Read, list_v1),
+    refuse(
+        "SubscribeToTask",
+        Version::V1,
+        Metering::Read,
+        Refusal::Operation,
+    ),
+    refuse(
+        "CreateTaskPushNotificationConfig",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "GetTaskPushNotificationConfig",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "ListTaskPushNotificationConfigs",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "DeleteTaskPushNotificationConfig",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "GetExtendedAgentCard",
+        Version::V1,
+        Metering::Read,
+        Refusal::ExtendedCard,
+    ),
+    // The names of the 1.0 release candidates, which SDKs of that time still send.
+    refuse(
+        "SetTaskPushNotificationConfig",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+    refuse(
+        "ListTaskPushNotificationConfig",
+        Version::V1,
+        Metering::Read,
+        Refusal::Push,
+    ),
+];
+
+const fn serve(
+    name: &'static str,
+    version: Version,
+    metering: Metering,
+    parse: fn(Params<'_>) -> Result<Call, ApiError>,
+) -> Method {
+    Method {
+        name,
+        version,
+        handler: Handler::Serve(parse),
+        metering,
+    }
+}
+
+const fn refuse(
+    name: &'static str,
+    version: Version,
+    metering: Metering,
+    refusal: Refusal,
+) -> Method {
+    Method {
+        name,
+        version,
+        handler: Handler::Refuse(refusal),
+        metering,
+    }
+}
+
+/// The row of a method name.
+pub fn find(name: &str) -> Option<&'static Method> {
+    METHODS.iter().find(|method| method.name == name)
+}
+
+/// Chooses the wire: an `A2A-Version` this server does not speak is refused whatever the
+/// method; otherwise a method of the table decides, and for anything else (unknown methods,
+/// unreadable bodies, refusals before the body is read) the header does.
+pub fn select(version_header: Option<&str>, method: Option<&Method>) -> Wire {
+    match (Wire::from_header(version_header), method) {
+        (unsupported @ Wire::Unsupported(_), _) => unsupported,
+        (_, Some(method)) => method.version.into(),
+        (by_header, None) => by_header,
+    }
+}
+
+/// The metrics label of a call: its method's name, `other` for a name outside the table (so
+/// labels stay bounded).
+pub fn label(method: Option<&Method>) -> &'static str {
+    method.map_or("other", |method| method.name)
+}
+
+impl Method {
+    /// The method's typed request, or the error its method or params get. Nothing runs, so a
+    /// notification is checked this way before its refusal.
+    pub fn parse(&self, params: Params<'_>) -> Result<Call, ApiError> {
+        match self.handler {
+            Handler::Serve(parse) => parse(params),
+            Handler::Refuse(refusal) => Err(ApiError::Unsupported {
+                method: self.name,
+                refusal,
+            }),
+        }
+    }
+
+    /// Whether the call runs a skill: the conformance kit's in-service scenarios
+    /// (`rate_limited` in the skill's bucket, `skill_failed`) apply to these calls only.
+    pub fn runs_a_skill(&self) -> bool {
+        matches!(self.handler, Handler::Serve(_)) && self.metering == Metering::Skill
+    }
+}
+
+/// Runs a call over the service and spells its answer in the method's wire.
+pub async fn run(
+    service: &A2aService,
+    principal: &Principal,
+    version: Version,
+    call: Call,
+) -> Result<Reply, ApiError> {
+    match call {
+        Call::Send(request) => {
+            let reply = service.send(principal, request).await?;
+            match version {
+                Version::V03 => Ok(reply),
+                Version::V1 => v1::send_reply(reply),
+            }
+        }
+        Call::Get(request) => {
+            let task = service.get(principal, request).await?;
+            task_reply(version, task)
+        }
+        Call::Cancel(request) => {
+            let task = service.cancel(principal, request).await?;
+            task_reply(version, task)
+        }
+        Call::List(request) => v1::list_reply(service.list(principal, request).await?),
+    }
+}
+
+fn task_reply(version: Version, stored: bytes::Bytes) -> Result<Reply, ApiError> {
+    match version {
+        Version::V03 => Ok(Reply::result(stored)),
+        Version::V1 => v1::task_reply(&stored),
+    }
+}
+
+fn send_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    let params: MessageSendParams = parse_params(params)?;
+    validate_user_message(&params.message)?;
+    Ok(Call::Send(SendRequest {
+        params,
+        finished: FinishedTask::Continue,
+        simulation: None,
+    }))
+}
+
+fn get_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    let params: TaskQueryParams = parse_params(params)?;
+    Ok(Call::Get(GetRequest {
+        id: params.id,
+        history_length: params.history_length,
+    }))
+}
+
+fn cancel_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    let params: TaskIdParams = parse_params(params)?;
+    Ok(Call::Cancel(CancelRequest { id: params.id }))
+}
+
+fn send_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    v1::send_request(parse_params(params)?).map(Call::Send)
+}
+
+fn get_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    parse_params(params).map(|request| Call::Get(v1::get_request(request)))
+}
+
+fn cancel_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    parse_params(params).map(|request| Call::Cancel(v1::cancel_request(request)))
+}
+
+fn list_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    v1::list_request(parse_params(params)?).map(Call::List)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(header: Option<&str>, method: &str) -> Wire {
+        select(header, find(method))
+    }
+
+    #[test]
+    fn wire_follows_the_method_then_the_header() {
+        assert_eq!(wire(None, "SendMessage"), Wire::V1);
+        assert_eq!(wire(Some("0.3"), "GetTask"), Wire::V1);
+        assert_eq!(wire(Some("1.0"), "message/send"), Wire::V03);
+        assert_eq!(wire(Some("1.0"), "message/stream"), Wire::V03);
+        assert_eq!(wire(None, "SubscribeToTask"), Wire::V1);
+        assert_eq!(wire(None, "nope"), Wire::V03);
+        assert_eq!(wire(Some("1.0"), "nope"), Wire::V1);
+        assert_eq!(select(Some("1.0.1"), None), Wire::V1);
+        assert_eq!(select(Some(" 0.3 "), None), Wire::V03);
+        assert_eq!(select(Some(""), None), Wire::V03);
+        assert_eq!(
+            wire(Some("2.0"), "SendMessage"),
+            Wire::Unsupported("2.0".into())
+        );
+        assert_eq!(
+            select(Some("banana"), None),
+            Wire::Unsupported("banana".into())
+        );
+        assert!(Wire::Unsupported("9".into()).is_v1());
+        assert!(!Wire::V03.is_v1());
+    }
+
+    #[test]
+    fn labels_are_the_table_names_and_nothing_else() {
+        assert_eq!(label(find("tasks/get")), "tasks/get");
+        assert_eq!(label(find("SendMessage")), "SendMessage");
+        assert_eq!(label(find("evil/\"method")), "other");
+        let mut names: Vec<_> = METHODS.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), METHODS.len(), "every name once");
+    }
+
+    #[test]
+    fn refused_methods_are_refused_with_their_1_0_error_and_only_sends_run_a_skill() {
+        let refused = find("SendStreamingMessage")
+            .unwrap()
+            .parse(Params::Raw(None))
+            .unwrap_err();
+        assert!(matches!(
+            refused,
+            ApiError::Unsupported {
+                method: "SendStreamingMessage",
+                refusal: Refusal::Operation
+            }
+        ));
+        assert_eq!(
+            refused.to_string(),
+            "Method not found: SendStreamingMessage"
+        );
+        let running: Vec<_> = METHODS
+            .iter()
+            .filter(|m| m.runs_a_skill())
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(running, ["message/send", "SendMessage"]);
+    }
+}

@@ -1,0 +1,123 @@
+//! The one renderer of failures: the endpoint's refusals, the guard's (before the body is read)
+//! and the unsupported-version answer all become a [`Failure`], which writes the JSON-RPC error
+//! in the wire's terms with its status and headers.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderValue};
+use axum::response::{IntoResponse, Response};
+
+use a2a_types::jsonrpc::{Id, Response as RpcResponse};
+
+use super::{ApiError, v1};
+use crate::auth::AuthError;
+use crate::limits::Decision;
+use crate::respond::{json_bytes, rate_headers};
+use crate::telemetry::UserText;
+use crate::wire::Wire;
+
+/// A failed call as it is answered: the error, the wire it is spelt in, the JSON-RPC id to
+/// echo and the request id an internal error names.
+pub struct Failure<'a> {
+    error: ApiError,
+    wire: Wire,
+    id: Option<Id>,
+    request_id: &'a str,
+    challenge: Option<&'a str>,
+}
+
+impl<'a> Failure<'a> {
+    /// `error`, answered in `wire`'s terms with `id` echoed; `request_id` is named in internal
+    /// errors so that an operator finds the logged cause.
+    pub fn new(error: ApiError, wire: Wire, id: Option<Id>, request_id: &'a str) -> Self {
+        Failure {
+            error,
+            wire,
+            id,
+            request_id,
+            challenge: None,
+        }
+    }
+
+    /// The `WWW-Authenticate` challenge sent with an unauthorized answer.
+    pub fn with_challenge(mut self, challenge: &'a str) -> Self {
+        self.challenge = Some(challenge);
+        self
+    }
+}
+
+impl IntoResponse for Failure<'_> {
+    fn into_response(self) -> Response {
+        let Failure {
+            error,
+            wire,
+            id,
+            request_id,
+            challenge,
+        } = self;
+        match &error {
+            ApiError::Internal(detail) => {
+                tracing::error!(request_id, detail = %UserText(detail), "internal error")
+            }
+            other => {
+                tracing::info!(code = other.code().code(), reason = %UserText(&other.to_string()), "refused")
+            }
+        }
+        let (status, object) = if wire.is_v1() {
+            let mapped = v1::error(&error, request_id);
+            (mapped.status, mapped.object)
+        } else {
+            (error.status(), error.to_object(request_id))
+        };
+        let mut response = rpc_body(status, &RpcResponse::failure(id, object));
+        let headers = response.headers_mut();
+        if let (ApiError::Unauthorized(reason), Some(challenge)) = (&error, challenge)
+            && let Ok(value) = HeaderValue::from_str(&www_authenticate(challenge, reason))
+        {
+            headers.insert(header::WWW_AUTHENTICATE, value);
+        }
+        if let Some(secs) = error.retry_after_secs() {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let ApiError::RateLimited {
+            retry_after_secs,
+            bucket,
+            limit: Some(limit),
+        } = error
+        {
+            let refused = Decision::Limited {
+                limit,
+                retry_after: Duration::from_secs(retry_after_secs),
+            };
+            rate_headers(headers, refused, bucket);
+        }
+        response
+    }
+}
+
+fn www_authenticate(challenge: &str, reason: &AuthError) -> String {
+    if !reason.token_presented() {
+        return challenge.to_string();
+    }
+    let description: String = reason
+        .to_string()
+        .chars()
+        .filter(|c| c.is_ascii() && !c.is_ascii_control() && *c != '"' && *c != '\\')
+        .collect();
+    format!("{challenge}, error=\"invalid_token\", error_description=\"{description}\"")
+}
+
+fn rpc_body(status: StatusCode, body: &RpcResponse) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => json_bytes(status, Bytes::from(bytes), None),
+        Err(_) => json_bytes(
+            StatusCode::OK,
+            Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error","data":{"name":"INTERNAL_ERROR"}}}"#,
+            ),
+            None,
+        ),
+    }
+}

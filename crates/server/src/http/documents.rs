@@ -1,0 +1,127 @@
+//! The documents the server publishes about itself, built once at start: the agent card, the
+//! RFC 9728 protected-resource metadata, and the `WWW-Authenticate` challenge that points to it.
+
+use serde_json::{Value, json};
+
+use a2a_types::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
+
+use crate::config::{AuthMode, Settings};
+use crate::conformance;
+use crate::paths::{self, RPC_PATH};
+use crate::service::A2aService;
+
+/// Builds the agent card from the settings and the registered skills. It declares exactly the
+/// authentication that is enforced: none when `auth.mode` is `none`.
+pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> AgentCard {
+    let (security_schemes, security) = match settings.auth.mode {
+        AuthMode::None => (serde_json::Map::new(), Vec::new()),
+        AuthMode::Hs256 | AuthMode::Jwks => bearer_security(base_url),
+    };
+    let modes = vec!["text/plain".to_string(), "application/json".to_string()];
+    AgentCard {
+        protocol_version: settings.agent.protocol_version.clone(),
+        name: settings.agent.name.clone(),
+        description: settings.agent.description.clone(),
+        url: format!("{base_url}{RPC_PATH}"),
+        preferred_transport: "JSONRPC".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        provider: Some(AgentProvider {
+            organization: settings.agent.provider_organization.clone(),
+            url: settings.agent.provider_url.clone(),
+        }),
+        documentation_url: settings.agent.documentation_url.clone(),
+        capabilities: AgentCapabilities {
+            streaming: false,
+            push_notifications: false,
+            state_transition_history: true,
+            extensions: if settings.conformance.enabled {
+                vec![conformance::card_extension(&settings.conformance)]
+            } else {
+                Vec::new()
+            },
+        },
+        default_input_modes: modes.clone(),
+        default_output_modes: modes.clone(),
+        security_schemes,
+        security,
+        skills: service
+            .skills()
+            .iter()
+            .map(|skill| {
+                let info = skill.info();
+                AgentSkill {
+                    id: info.id.into(),
+                    name: info.name.into(),
+                    description: info.description.into(),
+                    tags: info.tags.iter().map(|t| t.to_string()).collect(),
+                    examples: info.examples.iter().map(|e| e.to_string()).collect(),
+                    input_modes: modes.clone(),
+                    output_modes: modes.clone(),
+                }
+            })
+            .collect(),
+        supports_authenticated_extended_card: false,
+        supported_interfaces: vec![
+            AgentInterface {
+                url: format!("{base_url}{RPC_PATH}"),
+                protocol_binding: "JSONRPC".into(),
+                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+            },
+            AgentInterface {
+                url: format!("{base_url}{RPC_PATH}"),
+                protocol_binding: "JSONRPC".into(),
+                protocol_version: settings.agent.protocol_version.clone(),
+            },
+        ],
+    }
+}
+
+/// The bearer scheme (a JWT, discovered through the protected-resource metadata) and the
+/// requirement that every call satisfies it, in the card's 0.3 form.
+fn bearer_security(
+    base_url: &str,
+) -> (
+    serde_json::Map<String, Value>,
+    Vec<serde_json::Map<String, Value>>,
+) {
+    let mut schemes = serde_json::Map::new();
+    schemes.insert(
+        "bearer".into(),
+        json!({
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": format!(
+                "An OAuth-issued access token (JWT) of a paid plan, sent as `Authorization: Bearer <token>`. Discovery: {base_url}{}",
+                paths::RESOURCE_METADATA
+            ),
+        }),
+    );
+    let mut requirement = serde_json::Map::new();
+    requirement.insert("bearer".into(), json!([]));
+    (schemes, vec![requirement])
+}
+
+/// RFC 9728 metadata: which authorization servers issue tokens for this resource.
+pub fn protected_resource_metadata(settings: &Settings, base_url: &str) -> Value {
+    let mut servers = settings.auth.authorization_servers.clone();
+    if servers.is_empty()
+        && let Some(issuer) = &settings.auth.issuer
+    {
+        servers.push(issuer.clone());
+    }
+    json!({
+        "resource": base_url,
+        "authorization_servers": servers,
+        "bearer_methods_supported": ["header"],
+        "resource_name": settings.agent.name,
+    })
+}
+
+/// The `WWW-Authenticate` challenge for requests without a token.
+pub fn challenge(base_url: &str) -> String {
+    format!(
+        "Bearer realm=\"magisterium-a2a\", resource_metadata=\"{base_url}{}\"",
+        paths::RESOURCE_METADATA
+    )
+}

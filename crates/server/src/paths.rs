@@ -1,0 +1,27 @@
+//! The paths this server answers on, in one leaf module: the router, the guard, the kit's routes
+//! and the start-up messages all name them from here.
+
+/// The JSON-RPC endpoint (both wires); `GET` on it serves the agent card.
+pub const RPC_PATH: &str = "/api/v1/a2a";
+/// The endpoint with a trailing slash, for clients that treat the card's URL as a base.
+pub const RPC_PATH_SLASH: &str = "/api/v1/a2a/";
+/// The agent card where A2A 0.3 and later look for it.
+pub const AGENT_CARD: &str = "/.well-known/agent-card.json";
+/// The agent card at its earlier well-known name, still read by older clients.
+pub const AGENT_CARD_LEGACY: &str = "/.well-known/agent.json";
+/// RFC 9728 protected-resource metadata: which authorization servers issue tokens.
+pub const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource";
+/// The public keys that verify this server's push notifications (a JWK set).
+pub const JWKS: &str = "/.well-known/jwks.json";
+/// Liveness.
+pub const HEALTHZ: &str = "/healthz";
+/// Readiness (the store answers).
+pub const READYZ: &str = "/readyz";
+/// The Prometheus exposition.
+pub const METRICS: &str = "/metrics";
+/// The conformance kit's page.
+pub const CONFORMANCE: &str = "/conformance";
+/// The conformance kit's report of the caller's runs.
+pub const CONFORMANCE_REPORT: &str = "/conformance/report";
+/// The conformance kit's findings of the caller's runs.
+pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";

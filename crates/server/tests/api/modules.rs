@@ -1,0 +1,250 @@
+//! The server crate's modules depend on each other one way only: no module reaches, through
+//! the modules it uses, back to itself. Read from the sources: every `crate::…` and `super::…`
+//! path outside the `#[cfg(test)]` block of a file is an edge from that file to the module it
+//! names. Two graphs must be free of circles: the top-level modules (a directory counts as one),
+//! and the files (a `mod.rs` declaring and re-exporting its own children is not an edge).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Module path of every source file of the library (`lib.rs` is the empty path).
+fn modules() -> BTreeMap<Vec<String>, PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = BTreeMap::new();
+    let mut pending = vec![root.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|ext| ext != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&root).expect("under src");
+            let mut segments: Vec<String> = relative
+                .with_extension("")
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect();
+            if segments.last().is_some_and(|s| s == "mod" || s == "lib") {
+                segments.pop();
+            }
+            if segments == ["main"] {
+                continue;
+            }
+            found.insert(segments, path);
+        }
+    }
+    found
+}
+
+/// The paths of one `use` tree, its groups expanded: `a::{b, c::{d}}` gives `a::b` and `a::c::d`.
+fn use_tree(text: &[u8], pos: &mut usize) -> Vec<Vec<String>> {
+    let skip_space = |pos: &mut usize| {
+        while *pos < text.len() && text[*pos].is_ascii_whitespace() {
+            *pos += 1;
+        }
+    };
+    let mut prefix = Vec::new();
+    loop {
+        skip_space(pos);
+        if text.get(*pos) == Some(&b'{') {
+            *pos += 1;
+            let mut paths = Vec::new();
+            loop {
+                skip_space(pos);
+                match text.get(*pos) {
+                    None => return paths,
+                    Some(b'}') => {
+                        *pos += 1;
+                        return paths;
+                    }
+                    Some(b',') => *pos += 1,
+                    Some(_) => {
+                        let before = *pos;
+                        for inner in use_tree(text, pos) {
+                            paths.push([prefix.clone(), inner].concat());
+                        }
+                        if *pos == before {
+                            *pos += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let start = *pos;
+        while *pos < text.len() && (text[*pos].is_ascii_alphanumeric() || text[*pos] == b'_') {
+            *pos += 1;
+        }
+        if start == *pos {
+            return vec![prefix];
+        }
+        prefix.push(String::from_utf8_lossy(&text[start..*pos]).into_owned());
+        skip_space(pos);
+        if text[*pos..].starts_with(b"::") {
+            *pos += 2;
+        } else {
+            return vec![prefix];
+        }
+    }
+}
+
+/// The module paths a file names, relative to the crate root.
+fn references(module: &[String], source: &str) -> Vec<Vec<String>> {
+    let code: String = source
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = code.as_bytes();
+    let mut paths = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() {
+        let boundary =
+            pos == 0 || !(text[pos - 1].is_ascii_alphanumeric() || text[pos - 1] == b'_');
+        if boundary && text[pos..].starts_with(b"crate::") {
+            pos += "crate::".len();
+            paths.extend(use_tree(text, &mut pos));
+        } else if boundary && text[pos..].starts_with(b"super::") {
+            // `super` is the enclosing module: the directory of a file, the parent of a `mod.rs`.
+            let mut base: Vec<String> = module.to_vec();
+            base.pop();
+            pos += "super::".len();
+            while text[pos..].starts_with(b"super::") {
+                base.pop();
+                pos += "super::".len();
+            }
+            for tail in use_tree(text, &mut pos) {
+                paths.push([base.clone(), tail].concat());
+            }
+        } else {
+            pos += 1;
+        }
+    }
+    paths
+}
+
+/// The longest prefix of `path` that is a module of the crate.
+fn resolve<'a>(
+    modules: &'a BTreeMap<Vec<String>, PathBuf>,
+    path: &[String],
+) -> Option<&'a Vec<String>> {
+    let path: Vec<String> = path.iter().filter(|s| *s != "self").cloned().collect();
+    (1..=path.len())
+        .rev()
+        .find_map(|n| modules.get_key_value(&path[..n]).map(|(key, _)| key))
+}
+
+/// A circle in `edges`, if there is one, as the list of its nodes.
+fn circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, bool>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(node) {
+            Some(true) => return None,
+            Some(false) => {
+                let start = stack.iter().position(|n| n == node).unwrap_or(0);
+                let mut found = stack[start..].to_vec();
+                found.push(node.to_string());
+                return Some(found);
+            }
+            None => {}
+        }
+        state.insert(node.to_string(), false);
+        stack.push(node.to_string());
+        for next in edges.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, edges, state, stack) {
+                return Some(found);
+            }
+        }
+        stack.pop();
+        state.insert(node.to_string(), true);
+        None
+    }
+    let mut state = BTreeMap::new();
+    edges
+        .keys()
+        .find_map(|node| visit(node, edges, &mut state, &mut Vec::new()))
+}
+
+fn graphs() -> (
+    BTreeMap<String, BTreeSet<String>>,
+    BTreeMap<String, BTreeSet<String>>,
+) {
+    let modules = modules();
+    let mut top = BTreeMap::<String, BTreeSet<String>>::new();
+    let mut files = BTreeMap::<String, BTreeSet<String>>::new();
+    for (module, path) in &modules {
+        if module.is_empty() {
+            continue;
+        }
+        let source = std::fs::read_to_string(path).expect("a readable source file");
+        let is_dir_module = path.file_name().is_some_and(|name| name == "mod.rs");
+        for reference in references(module, &source) {
+            let Some(target) = resolve(&modules, &reference) else {
+                continue;
+            };
+            if target.is_empty() || target == module {
+                continue;
+            }
+            if target[0] != module[0] {
+                top.entry(module[0].clone())
+                    .or_default()
+                    .insert(target[0].clone());
+            }
+            let declares_it = is_dir_module && target.starts_with(module);
+            if !declares_it {
+                files
+                    .entry(module.join("::"))
+                    .or_default()
+                    .insert(target.join("::"));
+            }
+        }
+    }
+    (top, files)
+}
+
+#[test]
+fn no_module_of_the_server_reaches_back_to_itself() {
+    let (top, files) = graphs();
+    assert!(
+        top.get("http")
+            .is_some_and(|uses| uses.contains("dispatch")),
+        "the reader sees the endpoint's use of the method table: {top:?}"
+    );
+    assert_eq!(circle(&top), None, "a circle of top-level modules");
+    assert_eq!(circle(&files), None, "a circle of files");
+}
+
+#[test]
+fn the_circle_finder_finds_a_circle() {
+    let mut edges = BTreeMap::<String, BTreeSet<String>>::new();
+    for (from, to) in [("config", "auth"), ("auth", "store"), ("store", "config")] {
+        edges.entry(from.into()).or_default().insert(to.into());
+    }
+    assert_eq!(
+        circle(&edges),
+        Some(vec![
+            "auth".into(),
+            "store".into(),
+            "config".into(),
+            "auth".into()
+        ])
+    );
+    let mut pos = 0;
+    assert_eq!(
+        use_tree(b"http::{self, AppState}, x", &mut pos),
+        vec![
+            vec!["http".to_string(), "self".into()],
+            vec!["http".into(), "AppState".into()]
+        ]
+    );
+}
