@@ -16,9 +16,11 @@
 //!   client does, per run (`A2A-Client-Run`); `GET /conformance/report` shows a caller the
 //!   runs of its own token's owner, and nothing else (see [`routes`]).
 //!
-//! The kit has no middleware: the endpoint tells it what happened, after the guard and the
-//! body deadline did their work.
+//! The kit is a layer ([`layer`]) inside the guard and the body deadline: it hands the endpoint
+//! the header's scenario as a typed value and cuts off the answers of `disconnect` and
+//! `malformed_response`; the endpoint tells the recorder what happened.
 
+pub mod layer;
 mod page;
 mod recorder;
 pub mod render;

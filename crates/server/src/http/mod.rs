@@ -114,8 +114,8 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .route(paths::METRICS, get(metrics))
         .with_state(state)
         .merge(jwks);
-    let routes = match kit {
-        Some(kit) => routes.merge(conformance::routes(kit, authenticator)),
+    let routes = match &kit {
+        Some(kit) => routes.merge(conformance::routes(Arc::clone(kit), authenticator)),
         None => routes,
     };
     let body_read_timeout = outer.body_read_timeout;
@@ -149,6 +149,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             HeaderValue::from_static("*"),
         ))
         .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
+        .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::layer::simulate)))
         .service(routes);
     Router::new().fallback_service(stack)
 }

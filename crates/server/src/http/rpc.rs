@@ -18,6 +18,7 @@ use a2a_types::jsonrpc::{self, BorrowedRequest, Id};
 use super::AppState;
 use crate::auth::Principal;
 use crate::body_deadline;
+use crate::conformance::layer::HeaderScenario;
 use crate::conformance::{self, Scenario};
 use crate::dispatch::{self, Method};
 use crate::error::{ApiError, Failure};
@@ -25,7 +26,6 @@ use crate::guard::BudgetSpent;
 use crate::params::Params;
 use crate::paths::RPC_PATH;
 use crate::respond::{json_bytes, rate_headers};
-use crate::serve;
 use crate::service::{ACCEPT_LANGUAGE, Reply};
 use crate::telemetry::UserText;
 use crate::wire::{Wire, version_header};
@@ -131,6 +131,7 @@ pub(super) async fn rpc_handler(
     State(state): State<Arc<AppState>>,
     request_id: Option<Extension<RequestId>>,
     budget_spent: Option<Extension<BudgetSpent>>,
+    header_scenario: Option<Extension<HeaderScenario>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -139,7 +140,8 @@ pub(super) async fn rpc_handler(
         .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
         .unwrap_or_else(|| "-".into());
     let budget_spent = budget_spent.map(|Extension(spent)| spent);
-    let answered = answer(&state, &headers, body, budget_spent).await;
+    let from_header = header_scenario.and_then(|Extension(HeaderScenario(selected))| selected);
+    let answered = answer(&state, &headers, body, budget_spent, from_header).await;
     let Some(kit) = state.kit.as_deref() else {
         return answered.finish(&state, &request_id, started);
     };
@@ -182,27 +184,7 @@ pub(super) async fn rpc_handler(
             .extensions_mut()
             .insert(conformance::Simulated(scenario));
     }
-    match simulated {
-        Some(Scenario::Disconnect) => {
-            response.extensions_mut().insert(serve::DropConnection);
-            response
-        }
-        Some(Scenario::MalformedResponse) => cut_in_half(response).await,
-        _ => response,
-    }
-}
-
-/// The answer with its body cut in half: the `malformed_response` scenario.
-async fn cut_in_half(response: Response) -> Response {
-    let (mut parts, body) = response.into_parts();
-    let bytes = body
-        .collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .unwrap_or_default();
-    let half = bytes.slice(..bytes.len() / 2);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(half))
+    response
 }
 
 /// What the endpoint decided for one call, before it is written as a response.
@@ -279,10 +261,10 @@ async fn answer(
     headers: &HeaderMap,
     body: Body,
     budget_spent: Option<BudgetSpent>,
+    from_header: Option<Result<Scenario, String>>,
 ) -> Answered {
     let header_wire = dispatch::select(version_header(headers), None);
     let kit = state.kit.as_deref();
-    let from_header = kit.and_then(|kit| kit.scenario(headers, None));
     if let Some(Ok(Scenario::Unauthorized)) = from_header
         && let Some(error) = Scenario::Unauthorized.refusal(None)
     {

@@ -425,3 +425,29 @@ async fn the_card_advertises_both_wires() {
         );
     }
 }
+
+#[tokio::test]
+async fn metrics_name_each_1_0_method() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("v1-metrics", Plan::Pro);
+    let sent = rpc1(
+        &app,
+        Some(&token),
+        "SendMessage",
+        message("test_echo", json!([{"text": "hi"}])),
+    )
+    .await;
+    assert!(sent.body["result"]["task"].is_object(), "{}", sent.body);
+    rpc1(&app, Some(&token), "GetTask", json!({"id": "nope"})).await;
+    rpc1(&app, Some(&token), "SubscribeToTask", json!({"id": "x"})).await;
+    rpc1(&app, Some(&token), "NoSuchMethod", json!({})).await;
+    let text = app.get("/metrics").await.body.as_str().unwrap().to_string();
+    for line in [
+        r#"a2a_rpc_requests_total{method="SendMessage",outcome="ok"} 1"#,
+        r#"a2a_rpc_requests_total{method="GetTask",outcome="TASK_NOT_FOUND"} 1"#,
+        r#"a2a_rpc_requests_total{method="SubscribeToTask",outcome="METHOD_NOT_FOUND"} 1"#,
+        r#"a2a_rpc_requests_total{method="other",outcome="METHOD_NOT_FOUND"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+}
