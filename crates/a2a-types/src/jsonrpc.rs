@@ -18,7 +18,7 @@ pub enum Id {
 }
 
 /// Every error this server can answer with. The code numbers and names are the public contract
-/// (see SPEC §3); several collide with A2A's own meanings on purpose, as the hosted service does.
+/// (README.md, "Errors"); several collide with A2A's own meanings on purpose, as the hosted service does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     /// Invalid JSON.

@@ -1,8 +1,9 @@
 //! Wire types of the A2A 0.3 JSON-RPC binding, as this server speaks it, and in [`v1`] those of
 //! the 1.0 binding with their conversions to and from the 0.3 forms.
 //!
-//! This crate knows nothing of HTTP, storage or skills: it is the vocabulary that the server, the
-//! skills and the tests share, so that a field name is spelt in exactly one place.
+//! This crate knows nothing of HTTP, storage or skills: it is the vocabulary of the server and its
+//! tests (no other crate of the workspace uses it), so that a field name is spelt in exactly one
+//! place.
 
 pub mod card;
 pub mod jsonrpc;

@@ -1,4 +1,4 @@
-//! Every row of the error table (SPEC §3): code, HTTP status, headers, `data.name`, echoed id.
+//! Every row of the error table (README.md, "Errors"): code, HTTP status, headers, `data.name`, echoed id.
 
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};

@@ -414,7 +414,7 @@ impl Passage {
         line
     }
 
-    /// The citation object of SPEC §6. `document_id` is the section id (`doc#locus`), which
+    /// The citation object (README.md, "Choices where the reference is silent"). `document_id` is the section id (`doc#locus`), which
     /// `document_fetch` accepts; `document_year` is a string, as in the hosted service.
     fn citation(&self, index: usize) -> Value {
         let hit = &self.hit;
