@@ -1,9 +1,10 @@
 //! The magisterium-a2a server: an A2A JSON-RPC endpoint with bearer-token auth, plans, per-user
 //! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
 //!
-//! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes and the
-//! order of checks) → [`service`] (the methods) and [`listing`] (`ListTasks` pages) → [`store`], [`limits`], [`auth`]; every
-//! failure is an [`error::ApiError`], mapped to a JSON-RPC code and HTTP status in one place.
+//! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes, layers
+//! and the order of checks) → [`dispatch`] (the method table of both wires) → [`service`] (the
+//! methods) and [`listing`] (`ListTasks` pages) → [`store`], [`limits`], [`auth`]; every failure
+//! is an [`error::ApiError`], answered by [`error::Failure`] in the caller's wire.
 
 pub mod app;
 pub mod auth;
