@@ -45,7 +45,7 @@ async fn one_combined_limit(replicas: &[TestApp]) {
         assert_eq!(reply.status.as_u16(), 200, "call {i}: {}", reply.body);
         let header = reply.header("ratelimit").unwrap();
         assert!(header.starts_with("\"default\";"), "{header}");
-        let (remaining, reset) = remaining_and_reset(&header);
+        let (remaining, reset) = remaining_and_reset(header);
         assert!(
             (14 - i..=14 - i + given_back()).contains(&remaining),
             "call {i}: {header}"
