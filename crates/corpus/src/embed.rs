@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use crate::CorpusError;
 use crate::embedding_model::{CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
@@ -15,6 +15,13 @@ use crate::embedding_model::{CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
 /// The longest input the model sees, in tokens, as sentence-transformers configures it for
 /// this model (`max_seq_length`); longer sections are embedded by their opening.
 const MAX_TOKENS: usize = 256;
+/// Most tokens in one forward pass (texts × padded width): large enough for the matrix products
+/// to run at full speed, small enough that a batch's activations stay in the CPU caches' reach.
+const BATCH_TOKENS: usize = 4096;
+/// Most texts in one forward pass, however short they are.
+const BATCH_TEXTS: usize = 128;
+/// The padding token of the model's WordPiece vocabulary (`[PAD]`).
+const PAD_ID: u32 = 0;
 
 /// Turns texts into unit vectors whose dot product measures closeness of meaning; the second
 /// search signal beside BM25, loaded from an installed model folder and never from a network.
@@ -52,10 +59,8 @@ impl SentenceEmbedder {
                 ..TruncationParams::default()
             }))
             .map_err(|e| model_error(&model_dir.join(TOKENIZER_FILE), e))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        // The file pads every text to 128 tokens; batches are padded here, to their longest.
+        tokenizer.with_padding(None);
         let weights_path = model_dir.join(WEIGHTS_FILE);
         let weights = read(weights_path.clone())?;
         let weights_len = weights.len();
@@ -88,30 +93,72 @@ impl SentenceEmbedder {
         &self.fingerprint
     }
 
-    /// One unit vector per text, in order. Texts are processed together, so callers batch
-    /// texts of similar length to waste little work on padding.
+    /// One unit vector per text, in order. The texts are cut into batches of similar token
+    /// length (shortest first), so that little work goes into padding, each batch holding at
+    /// most [`BATCH_TOKENS`] tokens once padded and [`BATCH_TEXTS`] texts. A text's vector does
+    /// not depend on the texts batched with it (beyond float rounding).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, CorpusError> {
-        if texts.is_empty() {
+        let encodings = self.tokenize(texts)?;
+        let lengths: Vec<usize> = encodings.iter().map(Encoding::len).collect();
+        let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for batch in SentenceEmbedder::batches(&lengths) {
+            let batch_encodings: Vec<&Encoding> = batch.iter().map(|&n| &encodings[n]).collect();
+            for (&n, vector) in batch.iter().zip(self.forward(&batch_encodings)?) {
+                vectors[n] = vector;
+            }
+        }
+        Ok(vectors)
+    }
+
+    /// The batches [`SentenceEmbedder::embed`] makes of texts of these token lengths, as
+    /// indices into `lengths`, in the order they run: to count the work a batching costs.
+    pub fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
+        let mut order: Vec<usize> = (0..lengths.len()).collect();
+        order.sort_by_key(|&n| lengths[n]);
+        length_batches(&order, |n| lengths[n])
+            .into_iter()
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    /// How many tokens the model reads for each text (after truncation, before padding).
+    pub fn token_lengths(&self, texts: &[&str]) -> Result<Vec<usize>, CorpusError> {
+        Ok(self.tokenize(texts)?.iter().map(Encoding::len).collect())
+    }
+
+    /// One unit vector per text, in order, computed in one forward pass over all of them padded
+    /// to the longest: how batches were made before [`SentenceEmbedder::embed`] grouped texts
+    /// by length. Kept to compare batch compositions and strategies.
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, CorpusError> {
+        let encodings = self.tokenize(texts)?;
+        let batch: Vec<&Encoding> = encodings.iter().collect();
+        self.forward(&batch)
+    }
+
+    /// The token ids of each text, truncated to [`MAX_TOKENS`] and not padded.
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Encoding>, CorpusError> {
+        self.tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| CorpusError::Embedding(e.to_string()))
+    }
+
+    /// Runs the model over one batch, padded on the right to its longest text with the pad
+    /// token (id 0, attention 0), as the tokenizer pads for sentence-transformers.
+    fn forward(&self, batch: &[&Encoding]) -> Result<Vec<Vec<f32>>, CorpusError> {
+        if batch.is_empty() {
             return Ok(Vec::new());
         }
-        let failed = |e: &dyn std::fmt::Display| CorpusError::Embedding(e.to_string());
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| failed(&e))?;
-        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(texts.len() * width);
-        let mut mask = Vec::with_capacity(texts.len() * width);
-        for encoding in &encodings {
-            if encoding.len() != width {
-                return Err(CorpusError::Embedding(
-                    "the tokenizer did not pad the batch".into(),
-                ));
-            }
+        let width = batch.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(batch.len() * width);
+        let mut mask = Vec::with_capacity(batch.len() * width);
+        for encoding in batch {
             ids.extend_from_slice(encoding.get_ids());
             mask.extend_from_slice(encoding.get_attention_mask());
+            let padding = width - encoding.len();
+            ids.extend(std::iter::repeat_n(PAD_ID, padding));
+            mask.extend(std::iter::repeat_n(0, padding));
         }
-        let shape = (texts.len(), width);
+        let shape = (batch.len(), width);
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let ids = Tensor::from_vec(ids, shape, &Device::Cpu)?;
             let mask = Tensor::from_vec(mask, shape, &Device::Cpu)?;
@@ -119,8 +166,29 @@ impl SentenceEmbedder {
             let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
             mean_pool_normalise(&hidden, &mask)?.to_vec2::<f32>()
         };
-        run().map_err(|e| failed(&e))
+        run().map_err(|e| CorpusError::Embedding(e.to_string()))
     }
+}
+
+/// Cuts items already sorted by length into batches that hold at most [`BATCH_TEXTS`] items
+/// and at most [`BATCH_TOKENS`] tokens once padded to their longest (a single item longer than
+/// that is a batch of its own).
+fn length_batches(sorted: &[usize], length: impl Fn(usize) -> usize) -> Vec<&[usize]> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    for end in 1..=sorted.len() {
+        let count = end - start;
+        let widest = length(sorted[end - 1]).max(1);
+        let fits = count <= BATCH_TEXTS && count * widest <= BATCH_TOKENS;
+        if !fits && count > 1 {
+            batches.push(&sorted[start..end - 1]);
+            start = end - 1;
+        }
+    }
+    if start < sorted.len() {
+        batches.push(&sorted[start..]);
+    }
+    batches
 }
 
 /// The mean of the token vectors that are not padding, scaled to unit length: what the
@@ -181,6 +249,38 @@ mod tests {
             .to_vec2::<f32>()
             .unwrap();
         assert_eq!(pooled, vec![vec![0.0; 4]]);
+    }
+
+    #[test]
+    fn batches_group_similar_lengths_under_the_token_budget() {
+        // 300 short texts (10 tokens), 40 long ones (256), in mixed order.
+        let lengths: Vec<usize> = (0..340)
+            .map(|n| if n % 17 < 2 { 256 } else { 10 })
+            .collect();
+        let batches = SentenceEmbedder::batches(&lengths);
+        let widths: Vec<(usize, usize)> = batches
+            .iter()
+            .map(|b| (b.len(), b.iter().map(|&n| lengths[n]).max().unwrap()))
+            .collect();
+        for &(count, width) in &widths {
+            assert!(
+                count <= BATCH_TEXTS && count * width <= BATCH_TOKENS,
+                "{widths:?}"
+            );
+        }
+        // Short texts first, never padded to a long one's width; 256 × 16 = 4,096 tokens.
+        assert_eq!(widths[..3], [(128, 10), (128, 10), (44, 10)]);
+        assert_eq!(widths[3..], [(16, 256), (16, 256), (8, 256)]);
+        let mut all: Vec<usize> = batches.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..lengths.len()).collect::<Vec<_>>());
+        // A text longer than the budget still gets a batch of its own; nothing gives nothing.
+        let sorted = [0, 1];
+        assert_eq!(
+            length_batches(&sorted, |_| BATCH_TOKENS + 1),
+            [&[0][..], &[1][..]]
+        );
+        assert!(SentenceEmbedder::batches(&[]).is_empty());
     }
 
     #[test]

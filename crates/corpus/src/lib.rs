@@ -77,6 +77,8 @@ pub use search::{
     DEFAULT_LIMIT, HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, Hit, MAX_LIMIT, MAX_OFFSET, SearchFilters,
     SearchRequest, SearchResults,
 };
+#[cfg(feature = "embeddings")]
+pub use vectors::embedded_text;
 pub use writer::{CorpusWriter, Progress, WriteSummary};
 
 /// Everything that can go wrong with the corpus.

@@ -27,10 +27,9 @@ use crate::{CorpusError, Document};
 const VECTORS: &str = "vectors.f32";
 const VECTOR_MAP: &str = "vectors.json";
 const FORMAT_VERSION: u32 = 1;
-/// Texts embedded together: large enough to keep the CPU busy, small enough to bound memory.
-const BATCH: usize = 32;
-/// Sections held back before embedding, so that batches can group texts of similar length.
-const PENDING: usize = 512;
+/// Sections held back before embedding, so that the embedder can batch texts of similar
+/// length together (the more are pending, the less padding); bounds the memory held.
+const PENDING: usize = 4096;
 
 /// Which section a row belongs to, and what text it was made from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,7 +48,7 @@ struct VectorMap {
 }
 
 /// What is embedded for a section: its heading, when it has one, says what the text is about.
-fn embedded_text(heading: Option<&str>, text: &str) -> String {
+pub fn embedded_text(heading: Option<&str>, text: &str) -> String {
     match heading {
         Some(heading) if !heading.trim().is_empty() => format!("{}. {}", heading.trim(), text),
         _ => text.to_string(),
@@ -178,23 +177,21 @@ impl VectorWriter {
         Ok(())
     }
 
-    /// Embeds what is pending (shortest texts batched together) and writes the rows in order.
+    /// Embeds what is pending (the embedder batches texts of similar length) and writes the
+    /// rows in order.
     fn flush(&mut self) -> Result<(), CorpusError> {
-        let mut to_embed: Vec<usize> = (0..self.pending.len())
+        let to_embed: Vec<usize> = (0..self.pending.len())
             .filter(|&n| self.pending[n].vector.is_none())
             .collect();
-        to_embed.sort_by_key(|&n| self.pending[n].text.len());
-        for batch in to_embed.chunks(BATCH) {
-            let texts: Vec<&str> = batch
-                .iter()
-                .map(|&n| self.pending[n].text.as_str())
-                .collect();
-            let vectors = self.embedder.embed(&texts)?;
-            for (&n, vector) in batch.iter().zip(vectors) {
-                self.pending[n].vector = Some(vector);
-            }
-            self.embedded += batch.len();
+        let texts: Vec<&str> = to_embed
+            .iter()
+            .map(|&n| self.pending[n].text.as_str())
+            .collect();
+        let vectors = self.embedder.embed(&texts)?;
+        for (&n, vector) in to_embed.iter().zip(vectors) {
+            self.pending[n].vector = Some(vector);
         }
+        self.embedded += to_embed.len();
         let path = self.dir.join(VECTORS);
         for pending in self.pending.drain(..) {
             let vector = pending.vector.unwrap_or_default();

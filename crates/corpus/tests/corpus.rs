@@ -1274,6 +1274,66 @@ mod embeddings {
         let missing = corpus::SentenceEmbedder::load(Path::new("/nonexistent/model"));
         assert!(missing.is_err());
     }
+
+    #[test]
+    fn a_texts_vector_does_not_depend_on_the_texts_batched_with_it() {
+        let Some(model) = test_model() else {
+            eprintln!("A2A_TEST_MODEL_DIR not set: embedding test skipped");
+            return;
+        };
+        let embedder = corpus::SentenceEmbedder::load(&model).unwrap();
+        // Lengths from one word to past the 256-token truncation, so that batches by length
+        // differ from batches in the given order and every text meets padding in one of them.
+        let long =
+            "Grace is a supernatural gift of God bestowed on us for our salvation. ".repeat(30);
+        let texts: Vec<String> = (0..40)
+            .map(|n| match n % 5 {
+                0 => format!("Mercy {n}."),
+                1 => format!("Who made the world? God made the world, {n} times over."),
+                2 => "Blessed are the poor in spirit: for theirs is the kingdom of heaven. "
+                    .repeat(1 + n % 7),
+                3 => long.clone(),
+                _ => format!(
+                    "The sacraments are {n} outward signs instituted by Christ to give grace."
+                ),
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let by_length = embedder.embed(&refs).unwrap();
+        let one_batch = embedder.embed_batch(&refs).unwrap();
+        let alone: Vec<Vec<f32>> = refs
+            .iter()
+            .map(|text| embedder.embed_batch(&[text]).unwrap().remove(0))
+            .collect();
+        let reversed: Vec<&str> = refs.iter().rev().copied().collect();
+        let mut in_reverse = embedder.embed(&reversed).unwrap();
+        in_reverse.reverse();
+        let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        for (n, reference) in alone.iter().enumerate() {
+            for (name, other) in [
+                ("by length", &by_length),
+                ("one padded batch", &one_batch),
+                ("reversed", &in_reverse),
+            ] {
+                let similarity = cosine(reference, &other[n]);
+                assert!(
+                    similarity >= 0.999,
+                    "text {n} {name}: cosine {similarity} with the text embedded alone"
+                );
+            }
+        }
+        let lengths = embedder.token_lengths(&refs).unwrap();
+        assert_eq!(
+            lengths.iter().max(),
+            Some(&256),
+            "the long text is truncated"
+        );
+        let batches = corpus::SentenceEmbedder::batches(&lengths);
+        assert!(batches.len() > 1, "the texts are cut into several batches");
+        let mut seen: Vec<usize> = batches.concat();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..refs.len()).collect::<Vec<_>>());
+    }
 }
 
 #[test]
