@@ -54,6 +54,7 @@ mod suggestions;
 #[cfg(feature = "embeddings")]
 mod vectors;
 mod verses;
+mod wordings;
 mod writer;
 
 use std::collections::BTreeMap;
@@ -79,6 +80,7 @@ pub use search::{
 };
 #[cfg(feature = "embeddings")]
 pub use vectors::embedded_text;
+pub use wordings::{in_older_words, older_wordings};
 pub use writer::{CorpusWriter, Progress, WriteSummary};
 
 /// Everything that can go wrong with the corpus.

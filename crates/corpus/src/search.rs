@@ -17,7 +17,7 @@ use crate::analysis::{analyse, index_analyser, plain_analyser, query_analyser};
 use crate::index::{Fields, normalise_keyword};
 use crate::names::saint_names;
 use crate::store::CatalogEntry;
-use crate::{CorpusError, verses};
+use crate::{CorpusError, verses, wordings};
 
 /// Largest page a search may ask for.
 pub const MAX_LIMIT: usize = 50;
@@ -177,10 +177,13 @@ const PROXIMITY_WORDS: usize = 12;
 const NAME_BOOST: f32 = 3.0;
 /// The Douay-Rheims words of a well-known verse the query quotes in a modern wording.
 const VERSE_BOOST: f32 = 8.0;
+/// The older texts' words for a modern wording of the query ("Holy Ghost" for "Holy Spirit").
+const OLDER_WORDING_BOOST: f32 = 2.0;
 
 /// The scoring part of a search: loose words may match (BM25 over all of them), phrases must.
-/// Boosts reorder what the words found without adding hits of their own: the words close
-/// together, a saint's name as a name, and the Douay-Rheims wording of a quoted famous verse.
+/// Boosts reorder what the words found: the words close together, a saint's name as a name;
+/// and two find sections in other words: the Douay-Rheims wording of a quoted famous verse, and
+/// the older texts' words for a modern wording.
 fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusError> {
     let named = saint_names(query);
     let pieces = split_query(&named.text);
@@ -215,6 +218,11 @@ fn text_query(fields: &Fields, query: &str) -> Result<Box<dyn Query>, CorpusErro
         for wording in verses::douay_wordings(query) {
             if let Some(query) = phrase_query(fields, wording) {
                 should.push((Occur::Should, boosted(query, VERSE_BOOST)));
+            }
+        }
+        for wording in wordings::older_wordings(&words) {
+            if let Some(query) = phrase_query(fields, wording) {
+                should.push((Occur::Should, boosted(query, OLDER_WORDING_BOOST)));
             }
         }
         clauses.push((Occur::Should, Box::new(BooleanQuery::new(should))));
