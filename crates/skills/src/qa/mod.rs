@@ -15,6 +15,7 @@
 
 mod extractive;
 mod llm;
+mod persons;
 mod prompt;
 mod retrieval;
 mod sse;
@@ -138,21 +139,51 @@ impl CatholicQa {
             },
             ..search.clone()
         };
+        let names = corpus::saint_names(&question).names;
+        let names_for_search = names.clone();
         let results = on_blocking_pool(&self.corpus, move |corpus| {
             let mut results = corpus.search(&search)?;
-            let asked = corpus
-                .search(&in_catechisms)?
-                .hits
-                .into_iter()
+            let catechisms = corpus.search(&in_catechisms)?.hits;
+            let asked = catechisms
+                .iter()
                 .filter(|hit| retrieval::asks_the_question(hit, &stems_for_search))
                 .filter(|hit| results.hits.iter().all(|h| h.id != hit.id))
+                .cloned()
                 .collect::<Vec<_>>();
             results.hits.extend(asked);
-            Ok(results)
+            let defining = catechisms
+                .iter()
+                .find(|hit| persons::names_as_subject(hit, &names_for_search))
+                .cloned();
+            let about = match defining {
+                Some(defining) => {
+                    if results.hits.iter().all(|h| h.id != defining.id) {
+                        results.hits.push(defining.clone());
+                    }
+                    let in_scripture = SearchRequest {
+                        limit: persons::SCRIPTURE_VERSES,
+                        filters: corpus::SearchFilters {
+                            doc_type: Some("scripture".into()),
+                            ..corpus::SearchFilters::default()
+                        },
+                        ..SearchRequest::new(persons::scripture_query(&names_for_search, &defining))
+                    };
+                    let verses = corpus.search(&in_scripture)?.hits;
+                    let ids = verses.iter().map(|hit| hit.id.clone()).collect();
+                    for verse in verses {
+                        if results.hits.iter().all(|h| h.id != verse.id) {
+                            results.hits.push(verse);
+                        }
+                    }
+                    ids
+                }
+                None => Vec::new(),
+            };
+            Ok((results, about))
         })
         .await?;
-        let results = match results {
-            Ok(results) => results,
+        let (results, about) = match results {
+            Ok(found) => found,
             Err(CorpusError::NoSearchTerms) => {
                 return Err(SkillError::Failed(format!(
                     "The question has no words to look up in the corpus. {EXAMPLE}"
@@ -169,7 +200,7 @@ impl CatholicQa {
             .into_iter()
             .filter(|hit| retrieval::is_relevant(hit, &stems, floor))
             .collect();
-        Ok(retrieval::questions_first(relevant, &stems)
+        Ok(persons::citing_order(relevant, &stems, &names, &about)
             .into_iter()
             .take(max_citations)
             .map(Passage::new)

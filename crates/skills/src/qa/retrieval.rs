@@ -10,10 +10,10 @@
 //!
 //! A question made only of generic words ("What does the Church teach?") has no topic words and
 //! keeps every hit above the score floor. A saint's title ("Saint Joseph") is not a topic word:
-//! the name is.
+//! the name is. Modern wordings count in the older texts' words (see `corpus::in_older_words`).
 //!
 //! When a catechism asks the question the user asked (same topic words), its answer is cited
-//! first.
+//! first (see `persons::citing_order`).
 
 use std::collections::BTreeSet;
 
@@ -145,9 +145,10 @@ pub(crate) fn stem(word: &str) -> String {
     base.chars().take(STEM_CHARS).collect()
 }
 
-/// The stems of the words that say what a question is about.
+/// The stems of the words that say what a question is about, read in the words of the
+/// corpus's older texts ("Holy Spirit" as "Holy Ghost", "stealing" with "seventh commandment").
 pub(crate) fn topic_stems(query: &str) -> BTreeSet<String> {
-    content_words(&corpus::saint_names(query).text)
+    content_words(&corpus::in_older_words(&corpus::saint_names(query).text))
         .into_iter()
         .filter(|word| !GENERIC_WORDS.contains(&word.as_str()))
         .map(|word| stem(&word))
@@ -223,15 +224,6 @@ pub(crate) fn asks_the_question(hit: &Hit, stems: &BTreeSet<String>) -> bool {
         return false;
     };
     !stems.is_empty() && topic_stems(heading) == *stems
-}
-
-/// Hits in the order an answer cites them: those whose heading asks the question first, the
-/// others after, each group in search order.
-pub(crate) fn questions_first(hits: Vec<Hit>, stems: &BTreeSet<String>) -> Vec<Hit> {
-    let (asked, others): (Vec<Hit>, Vec<Hit>) = hits
-        .into_iter()
-        .partition(|hit| asks_the_question(hit, stems));
-    asked.into_iter().chain(others).collect()
 }
 
 #[cfg(test)]
@@ -368,24 +360,24 @@ mod tests {
     }
 
     #[test]
-    fn the_catechism_question_asked_comes_first() {
-        let stems = topic_stems("What is grace?");
-        let hits = vec![
-            hit(9.0, None, "Grace upon grace."),
-            hit(
+    fn modern_wordings_are_read_in_the_old_texts_words() {
+        let spirit = topic_stems("Who is the Holy Spirit?");
+        assert_eq!(spirit, topic_stems("Who is the Holy Ghost?"));
+        let stealing = topic_stems("Is stealing a sin?");
+        let forbidden = hit(
+            3.0,
+            Some("What is forbidden by the seventh Commandment?"),
+            "The seventh Commandment forbids all unjust taking or keeping what belongs to another.",
+        );
+        assert!(is_relevant(&forbidden, &stealing, Some(MIN_SCORE)));
+        assert!(asks_the_question(
+            &hit(
                 3.0,
-                Some("What is sanctifying grace?"),
-                "Sanctifying grace is…",
+                Some("What is the Sacrament of Matrimony?"),
+                "Matrimony is…"
             ),
-            hit(
-                2.0,
-                Some("What is grace?"),
-                "Grace is a supernatural gift of God.",
-            ),
-        ];
-        let ordered = questions_first(hits, &stems);
-        assert_eq!(ordered[0].heading.as_deref(), Some("What is grace?"));
-        assert_eq!(ordered[1].text, "Grace upon grace.");
+            &topic_stems("What is the sacrament of marriage?")
+        ));
     }
 
     #[test]

@@ -101,7 +101,7 @@ mod starter {
         let mut third = catechisms.remove(2);
         third
             .sections
-            .retain(|s| ["59", "334", "456"].contains(&s.locus.as_str()));
+            .retain(|s| ["59", "218", "334", "456"].contains(&s.locus.as_str()));
         let first = catechisms.remove(0);
         vec![
             first,
@@ -123,12 +123,36 @@ mod starter {
                 )],
             ),
             book(
+                "GEN",
+                "Genesis",
+                vec![
+                    verse(
+                        "37:2",
+                        "Joseph, when he was sixteen years old, was feeding the flock with his brethren, being but a boy.",
+                    ),
+                    verse(
+                        "37:3",
+                        "Now Israel loved Joseph above all his sons, because he had him in his old age.",
+                    ),
+                    verse(
+                        "41:41",
+                        "And again Pharao said to Joseph: Behold, I have appointed thee over the whole land of Egypt.",
+                    ),
+                ],
+            ),
+            book(
                 "MAT",
                 "Matthew",
-                vec![verse(
-                    "1:16",
-                    "And Jacob begot Joseph the husband of Mary, of whom was born Jesus, who is called Christ.",
-                )],
+                vec![
+                    verse(
+                        "1:16",
+                        "And Jacob begot Joseph the husband of Mary, of whom was born Jesus, who is called Christ.",
+                    ),
+                    verse(
+                        "1:19",
+                        "Whereupon Joseph her husband, being a just man, and not willing publicly to expose her, was minded to put her away privately.",
+                    ),
+                ],
             ),
             book(
                 "EZR",
@@ -204,6 +228,63 @@ async fn extractive_answers_cite_the_catechism_answer_first() {
         grace.contains("By grace I mean a supernatural gift of God"),
         "{grace}"
     );
+}
+
+#[tokio::test]
+async fn a_question_about_a_saint_cites_who_he_was_then_scripture_about_him() {
+    let data = tempfile::tempdir().unwrap();
+    starter::install(data.path());
+    let corpus = std::sync::Arc::new(corpus::Corpus::open(data.path()).unwrap());
+    let qa = skills::qa::CatholicQa::new(corpus, &skills::qa::LlmSettings::default()).unwrap();
+    let out = qa
+        .run(SkillRequest::from_text("Who was Saint Joseph?", Utc::now()))
+        .await
+        .unwrap();
+    let cited: Vec<&str> = out.data["citations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["document_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited[0], "cat:baltimore-3#334", "{}", out.text);
+    assert!(
+        cited[1..3].contains(&"bible:dr/MAT#1:16") && cited[1..3].contains(&"bible:dr/MAT#1:19"),
+        "the verses on the husband of Mary come next: {cited:?}"
+    );
+    assert!(
+        cited.iter().all(|id| !id.starts_with("bible:dr/GEN")),
+        "Joseph son of Jacob is a namesake: {cited:?}"
+    );
+}
+
+#[tokio::test]
+async fn modern_wordings_find_the_catechisms_answer() {
+    let data = tempfile::tempdir().unwrap();
+    starter::install(data.path());
+    let corpus = std::sync::Arc::new(corpus::Corpus::open(data.path()).unwrap());
+    let qa = skills::qa::CatholicQa::new(corpus, &skills::qa::LlmSettings::default()).unwrap();
+    for (question, expected) in [
+        ("Who is the Holy Spirit?", &["cat:baltimore-1#94"][..]),
+        ("What are the Ten Commandments?", &["cat:baltimore-1#313"]),
+        (
+            "Is stealing a sin?",
+            &["cat:baltimore-1#373", "cat:baltimore-1#375"],
+        ),
+        ("Is lying forbidden?", &["cat:baltimore-1#380"]),
+    ] {
+        let out = qa
+            .run(SkillRequest::from_text(question, Utc::now()))
+            .await
+            .unwrap();
+        let first = out.data["citations"][0]["document_id"]
+            .as_str()
+            .unwrap_or("(none)");
+        assert!(
+            expected.contains(&first),
+            "{question}: first citation {first}: {}",
+            out.text
+        );
+    }
 }
 
 #[tokio::test]
