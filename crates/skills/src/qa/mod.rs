@@ -139,7 +139,7 @@ impl CatholicQa {
             },
             ..search.clone()
         };
-        let names = corpus::saint_names(&question).names;
+        let names = corpus::saint_names(question).names;
         let names_for_search = names.clone();
         let results = on_blocking_pool(&self.corpus, move |corpus| {
             let mut results = corpus.search(&search)?;
