@@ -34,6 +34,10 @@ import stats
 log = harness.log
 STAT_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults",
                "cycles", "instructions"]
+# Tracepoints that count what a request costs in wake-ups, whatever the load of the machine:
+# counted where the kernel has them (`perf stat -e EVENT true` answers), left out otherwise.
+TRACEPOINTS = ["sched:sched_wakeup", "syscalls:sys_enter_futex", "syscalls:sys_enter_epoll_wait",
+               "irq_vectors:reschedule_entry"]
 # Kernel entry points whose inclusive time says what the kernel did for a request; the names of
 # one row are the same path under the names kernels give it (a sample counts once per row).
 KERNEL_ENTRIES = [
@@ -57,6 +61,36 @@ def cpu_split(pid):
     return int(fields[11]) / quiet.CLOCK_TICKS, int(fields[12]) / quiet.CLOCK_TICKS
 
 
+def countable(events):
+    """The events `perf stat` can count on this machine."""
+    return [event for event in events
+            if subprocess.run(["perf", "stat", "-e", event, "true"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0]
+
+
+def switches(pid):
+    """Voluntary and involuntary context switches of a process so far, over its threads: a
+    voluntary one is a thread going to sleep (waiting for work or a lock), what the server's
+    design decides; an involuntary one is a preemption, what the machine's load decides."""
+    voluntary = involuntary = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                found = parse_switches(status.read())
+        except FileNotFoundError:
+            continue  # a thread that ended between the listing and the read
+        voluntary += found[0]
+        involuntary += found[1]
+    return voluntary, involuntary
+
+
+def parse_switches(status):
+    """(voluntary, involuntary) context switches from a /proc/…/status text."""
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return (int(fields.get("voluntary_ctxt_switches", 0)),
+            int(fields.get("nonvoluntary_ctxt_switches", 0)))
+
+
 def parse_perf_stat(text):
     """`perf stat -x,` output as {event: value}; None for an event the machine cannot count."""
     values = {}
@@ -64,7 +98,7 @@ def parse_perf_stat(text):
         cells = line.split(",")
         if len(cells) < 3 or line.startswith("#"):
             continue
-        event = cells[2].split(":")[0]
+        event = re.sub(r":[ukhHGp]+$", "", cells[2])  # `instructions:u` → `instructions`
         try:
             values[event] = float(cells[0])
         except ValueError:
@@ -121,15 +155,17 @@ class Target:
                        self.task_id if mode == "get" else "")
 
 
-def stat_round(wrk, target, mode, workdir):
+def stat_round(wrk, target, mode, workdir, events):
     """One wrk run under `perf stat -p`: every figure per request."""
     out = os.path.join(workdir, f"stat-{target.name}-{mode}.csv")
     user, system = cpu_split(target.pid)
-    perf = Background(["perf", "stat", "-x,", "-o", out, "-e", ",".join(STAT_EVENTS),
+    voluntary, involuntary = switches(target.pid)
+    perf = Background(["perf", "stat", "-x,", "-o", out, "-e", ",".join(events),
                        "-p", str(target.pid)])
     result = target.load(wrk, mode)
     perf.stop()
     user_after, system_after = cpu_split(target.pid)
+    voluntary_after, involuntary_after = switches(target.pid)
     with open(out) as csv:
         counted = parse_perf_stat(csv.read())
     requests = max(result["requests"], 1)
@@ -138,6 +174,8 @@ def stat_round(wrk, target, mode, workdir):
     per_request["task-clock"] = (counted.get("task-clock") or 0) * 1000 / requests  # ms → µs
     per_request["user µs"] = (user_after - user) * 1e6 / requests
     per_request["kernel µs"] = (system_after - system) * 1e6 / requests
+    per_request["voluntary switches"] = (voluntary_after - voluntary) / requests
+    per_request["involuntary switches"] = (involuntary_after - involuntary) / requests
     return {"rps": result["rps"], "requests": result["requests"], "load": result["load"],
             "disturbance": result["disturbance"], "per_request": per_request}
 
@@ -189,9 +227,15 @@ def figure(value, digits):
 
 STAT_ROWS = [("CPU (task clock) µs", "task-clock", 1), ("  user µs (/proc)", "user µs", 1),
              ("  kernel µs (/proc)", "kernel µs", 1), ("context switches", "context-switches", 3),
+             ("  voluntary (a thread waits; /proc)", "voluntary switches", 3),
+             ("  involuntary (preempted; /proc)", "involuntary switches", 3),
              ("CPU migrations", "cpu-migrations", 4), ("page faults", "page-faults", 3),
              ("major page faults", "major-faults", 4), ("cycles", "cycles", 0),
-             ("instructions", "instructions", 0)]
+             ("instructions", "instructions", 0),
+             ("wake-ups made (`sched:sched_wakeup`)", "sched:sched_wakeup", 3),
+             ("futex calls", "syscalls:sys_enter_futex", 3),
+             ("epoll waits", "syscalls:sys_enter_epoll_wait", 3),
+             ("reschedule interrupts taken", "irq_vectors:reschedule_entry", 3)]
 
 
 def stat_table(rounds, method):
@@ -201,6 +245,9 @@ def stat_table(rounds, method):
     for label, event, digits in STAT_ROWS:
         cells = []
         medians = []
+        if all(event not in r["per_request"] for name in ("ours", "floor")
+               for r in rounds[name]):
+            continue  # a tracepoint this machine does not have
         for name in ("ours", "floor"):
             values = [r["per_request"].get(event) for r in rounds[name]]
             if any(v is None for v in values):
@@ -266,6 +313,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="a2a-perf-")
     processes = harness.Processes(workdir)
     wrk = harness.Wrk(args.duration, args.threads, args.connections, quiet.Watch())
+    events = STAT_EVENTS + countable(TRACEPOINTS)
     rounds = {}
     profiles = {}
     try:
@@ -294,7 +342,7 @@ def main():
             rounds[method] = {"ours": [], "floor": []}
             for number in range(1, args.rounds + 1):
                 for target in targets:
-                    found = stat_round(wrk, target, mode, workdir)
+                    found = stat_round(wrk, target, mode, workdir, events)
                     rounds[method][target.name].append(found)
                     log(f"perf: {method}, round {number}, {target.name}: {found['rps']:,.0f} "
                         f"req/s, {found['per_request']['task-clock']:.1f} µs, "

@@ -11,6 +11,13 @@ STAT = """# started on Tue Dec  1 16:35:09 2026
 2691,,page-faults,134557213,100.00,19.999,K/sec
 <not supported>,,cycles,0,100.00,,
 <not counted>,,instructions:u,0,100.00,,
+812,,syscalls:sys_enter_futex,134557213,100.00,,
+"""
+
+STATUS = """Name:\tmagisterium-a2a
+Threads:\t5
+voluntary_ctxt_switches:\t1520
+nonvoluntary_ctxt_switches:\t37
 """
 
 SCRIPT = """ 3096/3101  
@@ -40,7 +47,10 @@ class PerfOutput(unittest.TestCase):
     def test_perf_stat_values_and_events_the_machine_cannot_count(self):
         self.assertEqual(perf.parse_perf_stat(STAT), {
             "task-clock": 134.56, "context-switches": 45.0, "page-faults": 2691.0,
-            "cycles": None, "instructions": None})
+            "cycles": None, "instructions": None, "syscalls:sys_enter_futex": 812.0})
+
+    def test_switches_of_a_thread_voluntary_then_involuntary(self):
+        self.assertEqual(perf.parse_switches(STATUS), (1520, 37))
 
     def test_perf_script_samples_leaf_first(self):
         samples = perf.parse_script(SCRIPT)
