@@ -17,6 +17,7 @@ pub mod data;
 pub mod dispatch;
 pub mod error;
 pub mod guard;
+pub mod hashing;
 pub mod http;
 pub mod limits;
 pub mod listing;

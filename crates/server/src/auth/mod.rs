@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 pub use crate::config::Plan;
 use crate::config::{AuthMode, AuthSettings};
+use crate::hashing::DerivedKeys;
 use crate::store::Owner;
 pub use jwks::JwksCache;
 
@@ -103,10 +104,10 @@ pub struct Authenticator {
     /// a client sends the same token on every call, and an RS256 check costs tens of
     /// microseconds. Bounded in entries, living at most a minute, and dropped when the JWKS key
     /// set changes.
-    verified: moka::sync::Cache<u128, Verified>,
+    verified: moka::sync::Cache<u128, Verified, DerivedKeys>,
     /// Tokens refused by their signature or claims, for a few seconds: a client (or a flood)
     /// repeating a bad token costs a lookup, not a signature check each time.
-    refused: moka::sync::Cache<u128, Refused>,
+    refused: moka::sync::Cache<u128, Refused, DerivedKeys>,
     hasher: TokenHasher,
 }
 
@@ -187,11 +188,11 @@ impl Authenticator {
             verified: moka::sync::Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(Duration::from_secs(60))
-                .build(),
+                .build_with_hasher(DerivedKeys::default()),
             refused: moka::sync::Cache::builder()
                 .max_capacity(10_000)
                 .time_to_live(REFUSAL_MEMORY)
-                .build(),
+                .build_with_hasher(DerivedKeys::default()),
             hasher: TokenHasher(RandomState::new()),
         })
     }

@@ -24,6 +24,7 @@ use skills::Bucket;
 
 use crate::auth::Plan;
 use crate::config::LimitSettings;
+use crate::hashing::DerivedKeys;
 use crate::store::Owner;
 
 /// The answer of a limiter for one call.
@@ -76,25 +77,30 @@ impl RateLimiter for Unmetered {
     }
 }
 
-type KeyedGcra =
-    Gcra<Owner, DefaultKeyedStateStore<Owner>, DefaultClock, StateInformationMiddleware>;
+/// Owners are hashes the server made, so the per-user state is looked up with [`DerivedKeys`].
+type KeyedGcra = Gcra<
+    Owner,
+    DefaultKeyedStateStore<Owner, DerivedKeys>,
+    DefaultClock,
+    StateInformationMiddleware,
+>;
 
 /// The in-process limiter: exact for one replica, `N ×` the limit across `N` replicas.
 pub struct LocalLimiter {
-    buckets: HashMap<(Plan, Bucket), Option<Arc<KeyedGcra>>>,
-    limits: HashMap<(Plan, Bucket), u32>,
+    buckets: HashMap<(Plan, Bucket), Option<Arc<KeyedGcra>>, DerivedKeys>,
+    limits: HashMap<(Plan, Bucket), u32, DerivedKeys>,
 }
 
 impl LocalLimiter {
     /// One keyed GCRA per paid plan and bucket, from config.
     pub fn new(settings: &LimitSettings) -> Self {
-        let mut buckets = HashMap::new();
-        let mut limits = HashMap::new();
+        let mut buckets = HashMap::default();
+        let mut limits = HashMap::default();
         for plan in [Plan::Pro, Plan::Organization, Plan::Enterprise] {
             for (bucket, per_minute) in settings.buckets_for(plan).into_iter().flatten() {
                 let limiter = NonZeroU32::new(per_minute).map(|n| {
                     Arc::new(
-                        Gcra::keyed(Quota::per_minute(n))
+                        Gcra::dashmap_with_hasher(Quota::per_minute(n), DerivedKeys::default())
                             .with_middleware::<StateInformationMiddleware>(),
                     )
                 });

@@ -10,6 +10,8 @@ use bytes::Bytes;
 use moka::future::Cache;
 use moka::policy::EvictionPolicy;
 
+use crate::hashing::DerivedKeys;
+
 use a2a_types::Task;
 
 use super::{
@@ -19,12 +21,14 @@ use super::{
 
 /// Tasks (as JSON text), messages, contexts and each owner's task ids in four TTL caches
 /// (moka), each bounded in entries. Keys are the owner's hash followed by the client's id: the
-/// hash has a fixed length, so no two (owner, id) pairs share a key.
+/// hash has a fixed length, so no two (owner, id) pairs share a key. Task ids, message keys and
+/// owners are made by the server, so their caches hash with [`DerivedKeys`]; a context id may
+/// be the client's choice, so the contexts keep the standard hasher.
 pub struct MemoryStore {
-    tasks: Cache<String, Bytes>,
-    messages: Cache<String, MessageRecord>,
+    tasks: Cache<String, Bytes, DerivedKeys>,
+    messages: Cache<String, MessageRecord, DerivedKeys>,
     contexts: Cache<String, Arc<Vec<String>>>,
-    owners: Cache<String, Arc<OwnerIndex>>,
+    owners: Cache<String, Arc<OwnerIndex>, DerivedKeys>,
     context_cap: usize,
 }
 
@@ -42,20 +46,24 @@ impl MemoryStore {
     /// could not read back the task it was just given.
     pub fn new(ttl: Duration, max_tasks: u64) -> Self {
         MemoryStore {
-            tasks: Self::cache(ttl, max_tasks),
-            messages: Self::cache(ttl, max_tasks),
-            contexts: Self::cache(ttl, max_tasks),
-            owners: Self::cache(ttl, max_tasks),
+            tasks: Self::cache(ttl, max_tasks, DerivedKeys::default()),
+            messages: Self::cache(ttl, max_tasks, DerivedKeys::default()),
+            contexts: Self::cache(ttl, max_tasks, std::hash::RandomState::new()),
+            owners: Self::cache(ttl, max_tasks, DerivedKeys::default()),
             context_cap: 100,
         }
     }
 
-    fn cache<V: Clone + Send + Sync + 'static>(ttl: Duration, capacity: u64) -> Cache<String, V> {
+    fn cache<V, S>(ttl: Duration, capacity: u64, hasher: S) -> Cache<String, V, S>
+    where
+        V: Clone + Send + Sync + 'static,
+        S: std::hash::BuildHasher + Clone + Send + Sync + 'static,
+    {
         Cache::builder()
             .max_capacity(capacity)
             .time_to_live(ttl)
             .eviction_policy(EvictionPolicy::lru())
-            .build()
+            .build_with_hasher(hasher)
     }
 
     fn key(owner: &Owner, id: &str) -> String {
