@@ -19,6 +19,7 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use magisterium_a2a::config::{Settings, StoreBackend};
 use magisterium_a2a::push::queue::CapReached;
+use magisterium_a2a::push::worker::PushWorker;
 use magisterium_a2a::push::{Push, PushError};
 use magisterium_a2a::store::Owner;
 use serde_json::{Value, json};
@@ -166,6 +167,23 @@ async fn wait_until_drained(push: &Push, within: Duration) {
     panic!("{} deliveries still pending", push.pending().await.unwrap());
 }
 
+/// A push service on [`push_settings`] changed by `customize`, with its worker running.
+async fn running_push(customize: impl FnOnce(&mut Settings)) -> (Push, PushWorker) {
+    let push = Push::open(&push_settings(customize), "http://a2a.test")
+        .await
+        .unwrap();
+    let worker = push.spawn_worker();
+    (push, worker)
+}
+
+/// Queues one notification of task `task` of `owner` for the webhook at `url`.
+async fn notify_once(push: &Push, owner: &Owner, task: &str, url: &str) {
+    push.notifier()
+        .enqueue(owner, task, &config(url, None), task_json(task))
+        .await
+        .unwrap();
+}
+
 fn header<'a>(hit: &'a Hit, name: &str) -> Option<&'a str> {
     hit.headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -246,20 +264,9 @@ async fn a_receiver_failing_twice_gets_the_third_attempt_with_the_same_idempoten
         Answer::Status(204),
     ])
     .await;
-    let push = Push::open(&push_settings(|_| {}), "http://a2a.test")
-        .await
-        .unwrap();
-    let _worker = push.spawn_worker();
+    let (push, _worker) = running_push(|_| {}).await;
     let owner = Owner::of("", "alice");
-    push.notifier()
-        .enqueue(
-            &owner,
-            "t-1",
-            &config(&receiver.url(), None),
-            task_json("t-1"),
-        )
-        .await
-        .unwrap();
+    notify_once(&push, &owner, "t-1", &receiver.url()).await;
     wait_until_drained(&push, Duration::from_secs(5)).await;
     let hits = receiver.hits();
     assert_eq!(
@@ -282,24 +289,10 @@ async fn a_receiver_failing_twice_gets_the_third_attempt_with_the_same_idempoten
 async fn a_4xx_answer_is_not_retried_and_attempts_are_bounded() {
     let refusing = Receiver::start(vec![Answer::Status(410)]).await;
     let failing = Receiver::start(vec![Answer::Status(500)]).await;
-    let push = Push::open(
-        &push_settings(|s| s.push.max_attempts = 3),
-        "http://a2a.test",
-    )
-    .await
-    .unwrap();
-    let _worker = push.spawn_worker();
+    let (push, _worker) = running_push(|s| s.push.max_attempts = 3).await;
     let owner = Owner::of("", "alice");
     for receiver in [&refusing, &failing] {
-        push.notifier()
-            .enqueue(
-                &owner,
-                "t-1",
-                &config(&receiver.url(), None),
-                task_json("t-1"),
-            )
-            .await
-            .unwrap();
+        notify_once(&push, &owner, "t-1", &receiver.url()).await;
     }
     wait_until_drained(&push, Duration::from_secs(5)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -314,26 +307,13 @@ async fn a_4xx_answer_is_not_retried_and_attempts_are_bounded() {
 #[tokio::test]
 async fn a_slow_receiver_is_cut_off_at_the_delivery_timeout() {
     let receiver = Receiver::start(vec![Answer::Slow(Duration::from_secs(30))]).await;
-    let push = Push::open(
-        &push_settings(|s| {
-            s.push.delivery_timeout_ms = 300;
-            s.push.max_attempts = 2;
-        }),
-        "http://a2a.test",
-    )
-    .await
-    .unwrap();
-    let _worker = push.spawn_worker();
+    let (push, _worker) = running_push(|s| {
+        s.push.delivery_timeout_ms = 300;
+        s.push.max_attempts = 2;
+    })
+    .await;
     let started = Instant::now();
-    push.notifier()
-        .enqueue(
-            &Owner::of("", "a"),
-            "t",
-            &config(&receiver.url(), None),
-            task_json("t"),
-        )
-        .await
-        .unwrap();
+    notify_once(&push, &Owner::of("", "a"), "t", &receiver.url()).await;
     wait_until_drained(&push, Duration::from_secs(10)).await;
     assert_eq!(
         receiver.hits().len(),
@@ -350,26 +330,13 @@ async fn a_slow_receiver_is_cut_off_at_the_delivery_timeout() {
 #[tokio::test]
 async fn an_endless_answer_is_read_only_up_to_a_small_cap() {
     let receiver = Receiver::start(vec![Answer::Endless]).await;
-    let push = Push::open(
-        &push_settings(|s| {
-            s.push.delivery_timeout_ms = 20_000;
-            s.push.claim_lease_ms = 21_000;
-        }),
-        "http://a2a.test",
-    )
-    .await
-    .unwrap();
-    let _worker = push.spawn_worker();
+    let (push, _worker) = running_push(|s| {
+        s.push.delivery_timeout_ms = 20_000;
+        s.push.claim_lease_ms = 21_000;
+    })
+    .await;
     let started = Instant::now();
-    push.notifier()
-        .enqueue(
-            &Owner::of("", "a"),
-            "t",
-            &config(&receiver.url(), None),
-            task_json("t"),
-        )
-        .await
-        .unwrap();
+    notify_once(&push, &Owner::of("", "a"), "t", &receiver.url()).await;
     wait_until_drained(&push, Duration::from_secs(10)).await;
     assert_eq!(
         receiver.hits().len(),
@@ -387,19 +354,8 @@ async fn an_endless_answer_is_read_only_up_to_a_small_cap() {
 async fn a_redirect_is_not_followed() {
     let target = Receiver::start(vec![Answer::Status(200)]).await;
     let redirecting = Receiver::start(vec![Answer::Redirect(target.url())]).await;
-    let push = Push::open(&push_settings(|_| {}), "http://a2a.test")
-        .await
-        .unwrap();
-    let _worker = push.spawn_worker();
-    push.notifier()
-        .enqueue(
-            &Owner::of("", "a"),
-            "t",
-            &config(&redirecting.url(), None),
-            task_json("t"),
-        )
-        .await
-        .unwrap();
+    let (push, _worker) = running_push(|_| {}).await;
+    notify_once(&push, &Owner::of("", "a"), "t", &redirecting.url()).await;
     wait_until_drained(&push, Duration::from_secs(5)).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
