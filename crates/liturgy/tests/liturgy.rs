@@ -1,7 +1,9 @@
 //! The calendar against known dates, against its own invariants over 1970–2200, and (when the
-//! shared reference folder is present) against romcal's output day by day.
+//! shared reference folder is present) against romcal's output day by day; the proper calendars
+//! (`proper_calendars`); the Lectionary tables (`lectionary`) and, with the same folder, their
+//! agreement with two public lectionaries (`lectionary_reference`).
 //!
-//! Run the reference comparison alone, with its figures:
+//! Run the reference comparisons alone, with their figures:
 //! `cargo test -p liturgy --test liturgy reference -- --nocapture`
 
 use std::collections::BTreeMap;
@@ -12,6 +14,10 @@ use liturgy::{
     Calendar, CalendarOptions, Color, LiturgicalDay, Rank, Season, SundayCycle, WeekdayCycle,
 };
 
+#[path = "liturgy/lectionary.rs"]
+mod lectionary;
+#[path = "liturgy/lectionary_reference.rs"]
+mod lectionary_reference;
 #[path = "liturgy/proper_calendars.rs"]
 mod proper_calendars;
 
