@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use super::Passage;
 use super::retrieval::words;
 
-/// Passages quoted by an extractive answer: enough to show several sources, few enough to read.
-pub(crate) const EXTRACTIVE_PASSAGES: usize = 3;
+/// Most passages an extractive answer quotes, and so cites, whatever `maxCitations` allows:
+/// enough to show several sources, few enough to read.
+pub const EXTRACTIVE_PASSAGES: usize = 3;
 /// Most sentences quoted from one passage.
 const SENTENCES_PER_PASSAGE: usize = 2;
 /// Longest quotation from one passage, in characters, before it is shortened.

@@ -37,6 +37,10 @@ pub struct LlmSettings {
     pub timeout_secs: u64,
     /// Extra attempts after a 429, a 5xx or a failed connection.
     pub max_retries: u32,
+    /// Pause before the first retry, in milliseconds; each further retry doubles it, up to
+    /// eight seconds. A backend's own `Retry-After` (up to ten seconds) wins. Lower it for a
+    /// local model that recovers at once, raise it for a hosted one that rate-limits.
+    pub retry_base_delay_ms: u64,
     /// Budget for the whole prompt (instructions, passages, history, question), estimated at
     /// four characters a token, so that small local models are not overrun.
     pub max_context_tokens: usize,
@@ -54,6 +58,7 @@ impl Default for LlmSettings {
             api_key: None,
             timeout_secs: 30,
             max_retries: 2,
+            retry_base_delay_ms: 500,
             max_context_tokens: 6000,
             max_answer_tokens: 800,
             temperature: 0.2,
@@ -69,6 +74,7 @@ impl fmt::Debug for LlmSettings {
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("timeout_secs", &self.timeout_secs)
             .field("max_retries", &self.max_retries)
+            .field("retry_base_delay_ms", &self.retry_base_delay_ms)
             .field("max_context_tokens", &self.max_context_tokens)
             .field("max_answer_tokens", &self.max_answer_tokens)
             .field("temperature", &self.temperature)
@@ -105,9 +111,7 @@ pub(crate) fn redacted_url(raw: &str) -> String {
 /// Longest `Retry-After` the client is willing to sleep through: beyond it, the user is better
 /// served by a prompt "try again later" than by a request that hangs.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
-/// First backoff step; each retry doubles it.
-const BACKOFF_BASE: Duration = Duration::from_millis(500);
-/// Longest backoff step.
+/// Longest backoff step, and so the largest `retry_base_delay_ms` accepted.
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
 /// Largest reply body read: a chat completion is a few kilobytes, anything far bigger is broken.
 const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
@@ -223,8 +227,8 @@ pub(crate) struct LlmClient {
     max_answer_tokens: u32,
     temperature: f32,
     timeout_secs: u64,
-    /// First backoff step; a field so that tests can shorten it.
-    pub(crate) backoff_base: Duration,
+    /// First backoff step; each retry doubles it.
+    backoff_base: Duration,
 }
 
 /// Why settings cannot make a client; shown to the operator at start-up.
@@ -246,6 +250,13 @@ pub(crate) fn check_settings(settings: &LlmSettings, base_url: &str) -> Result<U
     }
     if settings.timeout_secs == 0 {
         return Err("[llm] timeout_secs must be at least 1".to_string());
+    }
+    let longest_delay_ms = BACKOFF_CAP.as_millis();
+    if !(1..=longest_delay_ms).contains(&u128::from(settings.retry_base_delay_ms)) {
+        return Err(format!(
+            "[llm] retry_base_delay_ms must be from 1 to {longest_delay_ms}, not {}",
+            settings.retry_base_delay_ms
+        ));
     }
     if settings.max_answer_tokens == 0 {
         return Err("[llm] max_answer_tokens must be at least 1".to_string());
@@ -288,7 +299,7 @@ impl LlmClient {
             max_answer_tokens: settings.max_answer_tokens,
             temperature: settings.temperature,
             timeout_secs: settings.timeout_secs,
-            backoff_base: BACKOFF_BASE,
+            backoff_base: Duration::from_millis(settings.retry_base_delay_ms),
         })
     }
 
@@ -766,6 +777,7 @@ mod tests {
                 .unwrap();
         assert_eq!(settings.timeout_secs, 30);
         assert_eq!(settings.max_retries, 2);
+        assert_eq!(settings.retry_base_delay_ms, 500);
         assert_eq!(
             settings.configured_base_url(),
             Some("http://127.0.0.1:11434/v1")
@@ -798,6 +810,14 @@ mod tests {
                 .unwrap_err()
                 .contains("model")
         );
+        for delay in [0, 8001] {
+            let hasty = LlmSettings {
+                retry_base_delay_ms: delay,
+                ..good.clone()
+            };
+            let error = check_settings(&hasty, "http://h/v1").unwrap_err();
+            assert!(error.contains("retry_base_delay_ms"), "{error}");
+        }
         let hot = LlmSettings {
             temperature: 7.0,
             ..good

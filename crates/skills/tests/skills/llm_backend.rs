@@ -2,10 +2,12 @@
 //! that a test controls every byte and pause of the reply and learns when the client closed
 //! the connection.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -24,11 +26,23 @@ pub enum Reply {
     },
     /// `200 application/json`: a chat completion whose content is this text.
     Completion(String),
+    /// The same, after a pause in which nothing at all is written.
+    Late { after: Duration, content: String },
+    /// Any status, with a `Retry-After` of so many seconds when given, and this body as it is.
+    Raw {
+        status: StatusCode,
+        retry_after_secs: Option<u64>,
+        body: String,
+    },
 }
 
 /// What the server saw of one connection.
 #[derive(Debug, Clone, Default)]
 pub struct Exchange {
+    /// The request's target, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// The request's `Authorization` header, if it had one.
+    pub authorization: Option<String>,
     /// The request's JSON body.
     pub body: Value,
     /// When every piece of the reply had been written.
@@ -61,6 +75,21 @@ impl Backend {
         Backend { address, exchanges }
     }
 
+    /// Starts a server that answers with `replies` in turn, repeating the last once the others
+    /// are used.
+    pub async fn scripted(replies: Vec<Reply>) -> Backend {
+        let replies = Mutex::new(VecDeque::from(replies));
+        Backend::start(move |_| {
+            let mut replies = replies.lock().unwrap();
+            if replies.len() > 1 {
+                replies.pop_front().unwrap()
+            } else {
+                replies.front().cloned().unwrap()
+            }
+        })
+        .await
+    }
+
     /// The `[llm] base_url` of this server.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.address)
@@ -90,15 +119,13 @@ async fn serve(
     reply: &(dyn Fn(&Value) -> Reply + Send + Sync),
 ) {
     socket.set_nodelay(true).unwrap();
-    let Some(body) = read_request(&mut socket).await else {
+    let Some(exchange) = read_request(&mut socket).await else {
         return;
     };
+    let body = exchange.body.clone();
     let index = {
         let mut log = log.lock().unwrap();
-        log.push(Exchange {
-            body: body.clone(),
-            ..Exchange::default()
-        });
+        log.push(exchange);
         log.len() - 1
     };
     let (mut reader, mut writer) = socket.into_split();
@@ -116,20 +143,25 @@ async fn serve(
             pieces,
             pause,
         ),
-        Reply::Completion(content) => {
-            let completion = json!({
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "model": SERVED_MODEL,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            })
-            .to_string();
+        Reply::Completion(content) => completion_reply(&content),
+        Reply::Late { after, content } => {
+            tokio::time::sleep(after).await;
+            completion_reply(&content)
+        }
+        Reply::Raw {
+            status,
+            retry_after_secs,
+            body,
+        } => {
+            let retry_after = retry_after_secs
+                .map(|seconds| format!("retry-after: {seconds}\r\n"))
+                .unwrap_or_default();
             (
                 format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    completion.len()
+                    "HTTP/1.1 {status}\r\n{retry_after}content-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
                 ),
-                vec![completion.into_bytes()],
+                vec![body.into_bytes()],
                 Duration::ZERO,
             )
         }
@@ -149,8 +181,28 @@ async fn serve(
     let _ = writer.shutdown().await;
 }
 
-/// The JSON body of one HTTP/1.1 request with a `content-length`.
-async fn read_request(socket: &mut TcpStream) -> Option<Value> {
+/// The head and pieces of a `200 application/json` chat completion whose content is `content`.
+fn completion_reply(content: &str) -> (String, Vec<Vec<u8>>, Duration) {
+    let completion = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": SERVED_MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+    })
+    .to_string();
+    (
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            completion.len()
+        ),
+        vec![completion.into_bytes()],
+        Duration::ZERO,
+    )
+}
+
+/// The target, `Authorization` header and JSON body of one HTTP/1.1 request with a
+/// `content-length`.
+async fn read_request(socket: &mut TcpStream) -> Option<Exchange> {
     let mut received = Vec::new();
     let mut buffer = [0u8; 4096];
     let header_end = loop {
@@ -163,11 +215,18 @@ async fn read_request(socket: &mut TcpStream) -> Option<Value> {
             break end + 4;
         }
     };
-    let head = String::from_utf8_lossy(&received[..header_end]).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|value| value.trim().parse().ok())?;
+    let head = String::from_utf8_lossy(&received[..header_end]).into_owned();
+    let path = head.split(' ').nth(1)?.to_string();
+    let header = |wanted: &str| {
+        head.lines().skip(1).find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.trim()
+                .eq_ignore_ascii_case(wanted)
+                .then(|| value.trim().to_string())
+        })
+    };
+    let authorization = header("authorization");
+    let length: usize = header("content-length")?.parse().ok()?;
     while received.len() < header_end + length {
         let read = socket.read(&mut buffer).await.ok()?;
         if read == 0 {
@@ -175,7 +234,13 @@ async fn read_request(socket: &mut TcpStream) -> Option<Value> {
         }
         received.extend_from_slice(&buffer[..read]);
     }
-    serde_json::from_slice(&received[header_end..header_end + length]).ok()
+    let body = serde_json::from_slice(&received[header_end..header_end + length]).ok()?;
+    Some(Exchange {
+        path,
+        authorization,
+        body,
+        ..Exchange::default()
+    })
 }
 
 /// One `data:` event carrying the next piece of the answer.

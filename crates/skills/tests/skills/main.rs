@@ -1,9 +1,11 @@
 //! The skills over real data: both calendar skills answer for every date from 1970 to 2200 (a
 //! completed task with the date asked for and at least one Mass or celebration, never a failure
 //! or a panic), and `catholic_qa` and `document_search` answer from a small starter corpus of
-//! real texts, in BM25 and (with the `embeddings` feature) hybrid mode. `catholic_qa` streams
-//! its answers from a real OpenAI-compatible server on loopback (`llm_backend`, `streaming`).
+//! real texts, in BM25 and (with the `embeddings` feature) hybrid mode. `catholic_qa` answers
+//! over a corpus written for its tests (`catholic_qa`), and writes and streams its answers with
+//! a real OpenAI-compatible server on loopback (`llm_backend`, `catholic_qa`, `streaming`).
 
+mod catholic_qa;
 mod llm_backend;
 mod streaming;
 
