@@ -20,6 +20,7 @@ pub mod guard;
 pub mod hashing;
 pub mod http;
 pub mod limits;
+pub mod linger;
 pub mod listing;
 pub mod loopback;
 pub mod metrics;

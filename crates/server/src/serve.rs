@@ -7,6 +7,9 @@
 //! before the listener closes, because closing it resets them and a load balancer cannot resend
 //! a POST it has already sent; and a connection whose request is not read yet gets that request
 //! answered (hyper's graceful shutdown alone would drop it unanswered).
+//!
+//! Every connection ends with a lingering close ([`crate::linger`]): an answer sent with the
+//! body unread (413 from `Content-Length`) reaches a client that is still writing that body.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -24,6 +27,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
+
+use crate::linger::LingeringClose;
 
 /// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
 /// too; this bounds the drain under a flood of new connections).
@@ -287,7 +292,7 @@ fn serve_connection(
         }
     });
     let connection = builder
-        .serve_connection_with_upgrades(TokioIo::new(stream), service)
+        .serve_connection_with_upgrades(TokioIo::new(LingeringClose::new(stream)), service)
         .into_owned();
     async move {
         tokio::pin!(connection);

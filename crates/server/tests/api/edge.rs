@@ -489,3 +489,143 @@ async fn user_supplied_strings_cannot_forge_or_flood_log_lines() {
         );
     }
 }
+
+/// Plays an HTTP client on an OS thread and runtime of its own, as a client in another
+/// process is: POSTs a body of `size` bytes and returns the status and body it reads, or the
+/// error it met instead (a reset while it was still writing the body).
+fn post_body_from_another_thread(
+    url: &str,
+    token: &str,
+    size: usize,
+) -> Result<(u16, Value), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let response = crate::helpers::http_client()
+            .post(url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(vec![b' '; size])
+            .send()
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        let status = response.status().as_u16();
+        let body = response.json().await.map_err(|e| format!("{e:?}"))?;
+        Ok((status, body))
+    })
+}
+
+#[tokio::test]
+async fn a_client_still_writing_a_refused_body_reads_the_whole_413() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("linger", Plan::Pro);
+    let url = format!("{}/api/v1/a2a", app.base);
+    let address = addr(&app);
+    for attempt in 0..20 {
+        let (url, bearer) = (url.clone(), token.clone());
+        let reply = tokio::task::spawn_blocking(move || {
+            post_body_from_another_thread(&url, &bearer, 10 * 1024 * 1024)
+        })
+        .await
+        .unwrap();
+        let (status, body) =
+            reply.unwrap_or_else(|e| panic!("attempt {attempt}: the refusal is lost: {e}"));
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (413, Some(-32600))
+        );
+
+        let (address, bearer) = (address.clone(), token.clone());
+        let (answer, error) = tokio::task::spawn_blocking(move || {
+            post_declared_body_from_another_thread(&address, &bearer, 10 * 1024 * 1024)
+        })
+        .await
+        .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 413 "),
+            "attempt {attempt}: the refusal is read, not lost to a reset ({error:?}): {answer:?}"
+        );
+        let (_, body) = answer.split_once("\r\n\r\n").expect("a complete head");
+        let body: Value = serde_json::from_str(body).unwrap_or_else(|e| {
+            panic!("attempt {attempt}: the whole JSON-RPC body arrives ({e}, {error:?}): {body:?}")
+        });
+        assert_eq!(body["error"]["code"], -32600, "attempt {attempt}");
+    }
+}
+
+/// Plays a client on an OS thread of its own: sends the head of a POST declaring
+/// `Content-Length: declared`, writes the body as fast as it can (stopping at the first write
+/// error: the server may refuse it unread), then reads until the server closes. Returns what
+/// was read, and the read error if the connection was reset.
+fn post_declared_body_from_another_thread(
+    address: &str,
+    token: &str,
+    declared: usize,
+) -> (Vec<u8>, Option<std::io::Error>) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let head = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let chunk = vec![b' '; 64 * 1024];
+    let mut written = 0;
+    while written < declared {
+        let size = chunk.len().min(declared - written);
+        match stream.write(&chunk[..size]) {
+            Ok(n) => written += n,
+            Err(_) => break,
+        }
+    }
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return (answer, None),
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(error) => return (answer, Some(error)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_client_that_keeps_sending_is_cut_off_after_the_linger() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("linger-forever", Plan::Pro);
+    let mut stream = TcpStream::connect(addr(&app)).await.unwrap();
+    let head = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    assert_eq!(
+        status_within(&mut stream, Duration::from_secs(3))
+            .await
+            .as_deref(),
+        Some("HTTP/1.1 413 Payload Too Large")
+    );
+    let started = Instant::now();
+    let cut_off = tokio::time::timeout(Duration::from_secs(6), async {
+        while stream.write_all(b" ").await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        cut_off.is_ok(),
+        "a client trickling a refused body cannot hold the connection"
+    );
+    let held = started.elapsed();
+    assert!(
+        held >= Duration::from_secs(1),
+        "the connection lingers before it closes: {held:?}"
+    );
+}
