@@ -6,12 +6,14 @@
 //! place.
 
 pub mod card;
+pub mod event;
 pub mod jsonrpc;
 pub mod push;
 pub mod task;
 pub mod v1;
 
 pub use card::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
+pub use event::{TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Response};
 pub use push::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,

@@ -129,9 +129,9 @@ impl Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
-    /// Received, not started (never produced by this server).
+    /// Received, not started: the first state of a task that runs after the call returns.
     Submitted,
-    /// Running (never produced by this server).
+    /// Running.
     Working,
     /// Waiting for the user (never produced by this server).
     InputRequired,
@@ -200,7 +200,7 @@ pub struct Artifact {
     pub parts: Vec<Part>,
 }
 
-/// A unit of work: always terminal when this server returns or stores it.
+/// A unit of work: terminal once stored; `submitted` or `working` while it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {

@@ -30,6 +30,7 @@ pub mod progress;
 pub mod push;
 pub mod redis_conn;
 pub mod respond;
+pub mod runtime;
 pub mod serve;
 pub mod service;
 pub mod store;

@@ -74,38 +74,11 @@ impl MemoryStore {
         key.push_str(id);
         key
     }
-}
 
-#[async_trait]
-impl TaskStore for MemoryStore {
-    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
-        Ok(self.tasks.get(&Self::key(owner, task_id)).await)
-    }
-
-    async fn message(
-        &self,
-        owner: &Owner,
-        message_key: &str,
-    ) -> Result<Option<MessageRecord>, StoreError> {
-        Ok(self.messages.get(&Self::key(owner, message_key)).await)
-    }
-
-    async fn save(
-        &self,
-        owner: &Owner,
-        task: &StoredTask,
-        message_key: &str,
-        record: &MessageRecord,
-        new_in_context: bool,
-    ) -> Result<SaveOutcome, StoreError> {
-        let entry = self
-            .messages
-            .entry(Self::key(owner, message_key))
-            .or_insert_with(async { record.clone() })
-            .await;
-        if !entry.is_fresh() {
-            return Ok(SaveOutcome::Duplicate(entry.into_value()));
-        }
+    /// Stores a terminal task whose message was recorded when it started (a task that ran
+    /// after its call returned): the task, its context and the owner's index, as
+    /// [`TaskStore::save`] does after the message check.
+    pub async fn save_finished(&self, owner: &Owner, task: &StoredTask, new_in_context: bool) {
         self.tasks
             .insert(Self::key(owner, &task.id), task.json.clone())
             .await;
@@ -148,6 +121,40 @@ impl TaskStore for MemoryStore {
         }
         // Inserting the same index again renews its time to live with the owner's newest task.
         self.owners.insert(owner.as_str().to_string(), index).await;
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        Ok(self.tasks.get(&Self::key(owner, task_id)).await)
+    }
+
+    async fn message(
+        &self,
+        owner: &Owner,
+        message_key: &str,
+    ) -> Result<Option<MessageRecord>, StoreError> {
+        Ok(self.messages.get(&Self::key(owner, message_key)).await)
+    }
+
+    async fn save(
+        &self,
+        owner: &Owner,
+        task: &StoredTask,
+        message_key: &str,
+        record: &MessageRecord,
+        new_in_context: bool,
+    ) -> Result<SaveOutcome, StoreError> {
+        let entry = self
+            .messages
+            .entry(Self::key(owner, message_key))
+            .or_insert_with(async { record.clone() })
+            .await;
+        if !entry.is_fresh() {
+            return Ok(SaveOutcome::Duplicate(entry.into_value()));
+        }
+        self.save_finished(owner, task, new_in_context).await;
         Ok(SaveOutcome::Saved)
     }
 

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use a2a_types::{Task, TaskState};
 
 pub use memory::MemoryStore;
+pub(crate) use redis::CONTEXT_CAP;
 pub use redis::{RedisStore, apply_migrations};
 
 /// A hashed, fixed-length owner id of the pair (issuer, `sub`): a `sub` is unique only within
@@ -34,6 +35,11 @@ impl Owner {
     /// The hashed form.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// An owner from its hashed form, as kept in a shared key (the leases of running tasks).
+    pub(crate) fn from_hash(hash: &str) -> Self {
+        Owner(hash.to_string())
     }
 }
 

@@ -17,7 +17,8 @@ use super::{
 use crate::redis_conn::{self, RedisConnection};
 
 const SCHEMA_KEY: &str = "a2a:v1:schema";
-const CONTEXT_CAP: usize = 100;
+/// Most task ids one context keeps (the newest).
+pub(crate) const CONTEXT_CAP: usize = 100;
 
 /// The numbered migrations, in order (see `migrations/README.md`).
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -43,6 +44,12 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
+/// The save script: the message check, then the shared end that stores the task.
+const SAVE_TASK_SCRIPT: &str = concat!(
+    include_str!("../../../../migrations/scripts/save_task.lua"),
+    include_str!("../../../../migrations/scripts/store_task.lua"),
+);
+
 /// Tasks in Redis with `SET … EX`.
 pub struct RedisStore {
     connection: RedisConnection,
@@ -64,16 +71,18 @@ impl RedisStore {
         Ok(RedisStore {
             connection,
             ttl_secs: ttl.as_secs().max(1),
-            save_script: Script::new(include_str!("../../../../migrations/scripts/save_task.lua")),
+            save_script: Script::new(SAVE_TASK_SCRIPT),
         })
     }
 
-    fn key(owner: &Owner, kind: &str, id: &str) -> String {
+    /// The key of one of the owner's values (`task`, `msg`, `ctx`, …): every key of a user
+    /// carries the user's hash tag.
+    pub(crate) fn key(owner: &Owner, kind: &str, id: &str) -> String {
         format!("a2a:v1:{{o:{}}}:{kind}:{id}", owner.as_str())
     }
 
     /// The owner's index: encoded [`IndexEntry`]s, least recently saved first.
-    fn owner_index(owner: &Owner) -> String {
+    pub(crate) fn owner_index(owner: &Owner) -> String {
         format!("a2a:v1:{{o:{}}}:tasks", owner.as_str())
     }
 

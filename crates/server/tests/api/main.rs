@@ -9,6 +9,7 @@ mod errors;
 mod faults;
 mod helpers;
 mod isolation;
+mod lifecycle;
 mod limits;
 mod modules;
 mod operations;

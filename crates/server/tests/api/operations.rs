@@ -204,6 +204,19 @@ fn invalid_configuration_names_the_key() {
             vec![("A2A__LIMITS__READS_PER_MINUTE", "0")],
             "limits.reads_per_minute",
         ),
+        (vec![("A2A__TASKS__LEASE_SECS", "0")], "tasks.lease_secs"),
+        (
+            vec![("A2A__TASKS__MAX_STREAMS_PER_USER", "0")],
+            "tasks.max_streams_per_user",
+        ),
+        (
+            vec![("A2A__TASKS__MAX_EVENTS_PER_TASK", "1")],
+            "tasks.max_events_per_task",
+        ),
+        (
+            vec![("A2A__TASKS__MAX_EVENT_BYTES_PER_TASK", "100")],
+            "tasks.max_event_bytes_per_task",
+        ),
     ];
     for (env, key) in cases {
         let output = binary()
@@ -477,6 +490,11 @@ fn the_development_profile_has_generous_limits() {
         assert!(plan.default_per_minute >= 600, "{plan:?}");
         assert!(plan.expensive_per_minute >= 60, "{plan:?}");
     }
+    assert_eq!(
+        development.tasks,
+        magisterium_a2a::config::TaskSettings::default(),
+        "config/default.toml states the built-in task settings"
+    );
     // The production profile needs URLs to validate; its layers alone are read here.
     let production: Settings = Settings::figment(&dir, "production").extract().unwrap();
     assert_eq!(production.limits.pro.default_per_minute, 15);

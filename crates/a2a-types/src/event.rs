@@ -1,0 +1,111 @@
+//! The events of a streamed task (A2A 0.3): what `message/stream` and `tasks/resubscribe` send
+//! after the task itself, one JSON-RPC response each.
+
+use serde::{Deserialize, Serialize};
+
+use crate::task::{Artifact, TaskStatus};
+
+/// A change of a task's status. The last event of every stream is one with `final: true`,
+/// carrying the terminal state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// Always `"status-update"`.
+    pub kind: String,
+    /// The task.
+    pub task_id: String,
+    /// The task's context.
+    pub context_id: String,
+    /// The new status.
+    pub status: TaskStatus,
+    /// Whether this is the stream's last event.
+    #[serde(rename = "final")]
+    pub is_final: bool,
+}
+
+impl TaskStatusUpdateEvent {
+    /// The event of a task moving to `status`.
+    pub fn new(task_id: &str, context_id: &str, status: TaskStatus, is_final: bool) -> Self {
+        TaskStatusUpdateEvent {
+            kind: "status-update".into(),
+            task_id: task_id.to_string(),
+            context_id: context_id.to_string(),
+            status,
+            is_final,
+        }
+    }
+}
+
+/// An artifact, whole or a chunk of it: with `append` the parts extend the artifact of the same
+/// id sent before; `lastChunk` marks its last piece.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// Always `"artifact-update"`.
+    pub kind: String,
+    /// The task.
+    pub task_id: String,
+    /// The task's context.
+    pub context_id: String,
+    /// The artifact or its next chunk.
+    pub artifact: Artifact,
+    /// Whether the parts extend an artifact sent before.
+    pub append: bool,
+    /// Whether this is the artifact's last chunk.
+    pub last_chunk: bool,
+}
+
+impl TaskArtifactUpdateEvent {
+    /// The event carrying `artifact` (or a chunk of it).
+    pub fn new(
+        task_id: &str,
+        context_id: &str,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Self {
+        TaskArtifactUpdateEvent {
+            kind: "artifact-update".into(),
+            task_id: task_id.to_string(),
+            context_id: context_id.to_string(),
+            artifact,
+            append,
+            last_chunk,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{Part, TaskState};
+    use serde_json::json;
+
+    #[test]
+    fn events_have_the_0_3_field_names() {
+        let status = TaskStatus {
+            state: TaskState::Completed,
+            message: None,
+            timestamp: Some("2026-12-01T10:00:00.000Z".into()),
+        };
+        let event = TaskStatusUpdateEvent::new("t", "c", status, true);
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"kind": "status-update", "taskId": "t", "contextId": "c",
+                   "status": {"state": "completed", "timestamp": "2026-12-01T10:00:00.000Z"},
+                   "final": true})
+        );
+        let artifact = Artifact {
+            artifact_id: "a".into(),
+            name: None,
+            parts: vec![Part::text("chunk")],
+        };
+        let event = TaskArtifactUpdateEvent::new("t", "c", artifact, true, false);
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"kind": "artifact-update", "taskId": "t", "contextId": "c",
+                   "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "chunk"}]},
+                   "append": true, "lastChunk": false})
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! What the task runtime needs from where it keeps its shared state, so that one runtime code
+//! path runs over the in-process backend and over Redis: working records with leases, the
+//! per-task event logs, the per-user caps, and the signals that cross replicas.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use tokio::sync::broadcast;
+
+use crate::store::{Owner, StoreError, StoredTask, short_hash};
+
+/// The key of one task's event log and signals: a hash of the owner and the task id, so a
+/// client-chosen id never appears in a key and another user's task of the same id is another
+/// key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TaskKey(String);
+
+impl TaskKey {
+    /// The key of the owner's task.
+    pub fn of(owner: &Owner, task_id: &str) -> Self {
+        TaskKey(short_hash(&format!("{}:{task_id}", owner.as_str())))
+    }
+
+    /// A key read back from a signal.
+    pub fn from_signal(raw: &str) -> Self {
+        TaskKey(raw.to_string())
+    }
+
+    /// The hashed form.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A message from one replica to every replica's runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    /// A task's log has a new event: its subscribers read on.
+    Appended(TaskKey),
+    /// A task was canceled: the replica running it drops its work.
+    Cancel(TaskKey),
+    /// Signals may have been lost (the listener lagged or reconnected): every subscriber
+    /// reads again, and every runner checks its record.
+    Resync,
+}
+
+/// Who ends a working task; the backend lets exactly one ending through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending<'a> {
+    /// The runner holding the record, with its work done.
+    Runner(&'a str),
+    /// A cancel request, from any replica.
+    Cancel,
+    /// A reaper, only once the lease has run out.
+    Expired,
+}
+
+/// The terminal task an ending stores.
+#[derive(Debug, Clone)]
+pub struct Finish {
+    /// The task as it is kept for its TTL.
+    pub stored: StoredTask,
+    /// Whether the task is new in its context (not a continued one).
+    pub new_in_context: bool,
+}
+
+/// What appending to a log did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Appended {
+    /// The event is in the log.
+    Added,
+    /// The log is at its cap: the event was left out (the final one never is).
+    Full,
+    /// The log already has its final event: nothing more goes in.
+    Closed,
+}
+
+/// Caps on one task's event log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogCaps {
+    /// Most events, the final one included.
+    pub max_events: usize,
+    /// Most bytes of event JSON (the final event may pass it).
+    pub max_bytes: usize,
+    /// How long the log is kept after its last event.
+    pub ttl: Duration,
+}
+
+/// A position in a log: `None` before the first event, else the backend's id of the last
+/// event read.
+pub type Cursor = Option<String>;
+
+/// The shared state of running tasks.
+#[async_trait]
+pub trait RuntimeBackend: Send + Sync {
+    /// Records a task that starts running under `runner`, with `task_json` as what readers see
+    /// until it ends; `false` when the owner already runs `max_running` tasks.
+    async fn begin(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        runner: &str,
+        task_json: &Bytes,
+        lease: Duration,
+        max_running: usize,
+    ) -> Result<bool, StoreError>;
+
+    /// Renews the runner's lease (and replaces what readers see, when given); `false` when
+    /// the task is no longer this runner's (canceled, or ended by a reaper).
+    async fn renew(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        runner: &str,
+        task_json: Option<&Bytes>,
+        lease: Duration,
+    ) -> Result<bool, StoreError>;
+
+    /// The owner's working task, as JSON text, while it runs.
+    async fn working(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError>;
+
+    /// Ends a working task with `finish`, once: `true` for the one call that did.
+    async fn finish(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        ending: Ending<'_>,
+        finish: &Finish,
+    ) -> Result<bool, StoreError>;
+
+    /// Up to `limit` working tasks whose leases may have run out, for the reaper.
+    async fn expired(&self, limit: usize) -> Result<Vec<(Owner, String)>, StoreError>;
+
+    /// Forgets a lease entry whose task is no longer working (ended without its entry being
+    /// removed, e.g. the runner stopped between the two).
+    async fn forget_lease(&self, owner: &Owner, task_id: &str) -> Result<(), StoreError>;
+
+    /// Holds (or renews) one of the owner's stream places for `hold`; `false` when all
+    /// `max_streams` are held.
+    async fn hold_stream(
+        &self,
+        owner: &Owner,
+        stream_id: &str,
+        hold: Duration,
+        max_streams: usize,
+    ) -> Result<bool, StoreError>;
+
+    /// Gives a stream place back.
+    async fn release_stream(&self, owner: &Owner, stream_id: &str) -> Result<(), StoreError>;
+
+    /// Appends one event (JSON text) to a task's log and signals [`Signal::Appended`].
+    async fn append(
+        &self,
+        key: &TaskKey,
+        event: &Bytes,
+        is_final: bool,
+        caps: LogCaps,
+    ) -> Result<Appended, StoreError>;
+
+    /// Up to `max` events after `after`, each with its cursor.
+    async fn read(
+        &self,
+        key: &TaskKey,
+        after: &Cursor,
+        max: usize,
+    ) -> Result<Vec<(String, Bytes)>, StoreError>;
+
+    /// Tells every replica's runtime that a task was canceled.
+    async fn signal_cancel(&self, key: &TaskKey) -> Result<(), StoreError>;
+
+    /// The signals from every replica, this one's included.
+    fn signals(&self) -> broadcast::Receiver<Signal>;
+}

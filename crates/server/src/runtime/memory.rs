@@ -1,0 +1,271 @@
+//! The runtime's state in this process, beside the memory task store: the same behaviour as
+//! Redis for one process (and for several runtimes sharing one backend, as the tests do).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use moka::sync::Cache;
+use tokio::sync::broadcast;
+
+use super::backend::{Appended, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, TaskKey};
+use crate::store::{MemoryStore, Owner, StoreError};
+
+/// How many signals a lagging runtime may miss before it resynchronises.
+const SIGNAL_BUFFER: usize = 4096;
+
+/// Working records, stream places and event logs, behind one lock each.
+pub struct MemoryBackend {
+    store: Arc<MemoryStore>,
+    working: Mutex<HashMap<(Owner, String), Record>>,
+    streams: Mutex<HashMap<Owner, HashMap<String, Instant>>>,
+    logs: Cache<TaskKey, Arc<Mutex<Log>>>,
+    signals: broadcast::Sender<Signal>,
+}
+
+struct Record {
+    runner: String,
+    task_json: Bytes,
+    lease_end: Instant,
+    /// Set by the one ending let through, while it stores the terminal task: readers still see
+    /// the working task until the stored one is there.
+    ending: bool,
+}
+
+#[derive(Default)]
+struct Log {
+    events: Vec<Bytes>,
+    bytes: usize,
+    closed: bool,
+}
+
+impl MemoryBackend {
+    /// A backend storing terminal tasks in `store`; `log_ttl` bounds how long an idle event log
+    /// is kept and `max_logs` how many (the least recently used go first).
+    pub fn new(store: Arc<MemoryStore>, log_ttl: Duration, max_logs: u64) -> Self {
+        MemoryBackend {
+            store,
+            working: Mutex::default(),
+            streams: Mutex::default(),
+            logs: Cache::builder()
+                .max_capacity(max_logs)
+                .time_to_idle(log_ttl)
+                .build(),
+            signals: broadcast::channel(SIGNAL_BUFFER).0,
+        }
+    }
+
+    fn working_records(&self) -> MutexGuard<'_, HashMap<(Owner, String), Record>> {
+        self.working.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn signal(&self, signal: Signal) {
+        // No receiver (no runtime listening) is not an error.
+        let _ = self.signals.send(signal);
+    }
+}
+
+#[async_trait]
+impl RuntimeBackend for MemoryBackend {
+    async fn begin(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        runner: &str,
+        task_json: &Bytes,
+        lease: Duration,
+        max_running: usize,
+    ) -> Result<bool, StoreError> {
+        let mut working = self.working_records();
+        let now = Instant::now();
+        let running = working
+            .iter()
+            .filter(|((o, _), r)| o == owner && r.lease_end > now)
+            .count();
+        let key = (owner.clone(), task_id.to_string());
+        if running >= max_running || working.contains_key(&key) {
+            return Ok(false);
+        }
+        working.insert(
+            key,
+            Record {
+                runner: runner.to_string(),
+                task_json: task_json.clone(),
+                lease_end: now + lease,
+                ending: false,
+            },
+        );
+        Ok(true)
+    }
+
+    async fn renew(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        runner: &str,
+        task_json: Option<&Bytes>,
+        lease: Duration,
+    ) -> Result<bool, StoreError> {
+        let mut working = self.working_records();
+        match working.get_mut(&(owner.clone(), task_id.to_string())) {
+            Some(record) if record.runner == runner && !record.ending => {
+                record.lease_end = Instant::now() + lease;
+                if let Some(json) = task_json {
+                    record.task_json = json.clone();
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn working(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        Ok(self
+            .working_records()
+            .get(&(owner.clone(), task_id.to_string()))
+            .map(|record| record.task_json.clone()))
+    }
+
+    async fn finish(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        ending: Ending<'_>,
+        finish: &Finish,
+    ) -> Result<bool, StoreError> {
+        let key = (owner.clone(), task_id.to_string());
+        {
+            let mut working = self.working_records();
+            let Some(record) = working.get_mut(&key) else {
+                return Ok(false);
+            };
+            let allowed = !record.ending
+                && match ending {
+                    Ending::Runner(runner) => record.runner == runner,
+                    Ending::Cancel => true,
+                    Ending::Expired => record.lease_end <= Instant::now(),
+                };
+            if !allowed {
+                return Ok(false);
+            }
+            record.ending = true;
+        }
+        self.store
+            .save_finished(owner, &finish.stored, finish.new_in_context)
+            .await;
+        self.working_records().remove(&key);
+        Ok(true)
+    }
+
+    async fn expired(&self, limit: usize) -> Result<Vec<(Owner, String)>, StoreError> {
+        let now = Instant::now();
+        Ok(self
+            .working_records()
+            .iter()
+            .filter(|(_, record)| record.lease_end <= now && !record.ending)
+            .map(|(key, _)| key.clone())
+            .take(limit)
+            .collect())
+    }
+
+    async fn forget_lease(&self, _owner: &Owner, _task_id: &str) -> Result<(), StoreError> {
+        // The lease lives in the record itself: nothing is left behind.
+        Ok(())
+    }
+
+    async fn hold_stream(
+        &self,
+        owner: &Owner,
+        stream_id: &str,
+        hold: Duration,
+        max_streams: usize,
+    ) -> Result<bool, StoreError> {
+        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let held = streams.entry(owner.clone()).or_default();
+        held.retain(|_, end| *end > now);
+        if !held.contains_key(stream_id) && held.len() >= max_streams {
+            return Ok(false);
+        }
+        held.insert(stream_id.to_string(), now + hold);
+        Ok(true)
+    }
+
+    async fn release_stream(&self, owner: &Owner, stream_id: &str) -> Result<(), StoreError> {
+        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = streams.get_mut(owner) {
+            held.remove(stream_id);
+            if held.is_empty() {
+                streams.remove(owner);
+            }
+        }
+        Ok(())
+    }
+
+    async fn append(
+        &self,
+        key: &TaskKey,
+        event: &Bytes,
+        is_final: bool,
+        caps: LogCaps,
+    ) -> Result<Appended, StoreError> {
+        let log = self.logs.get_with(key.clone(), Arc::default);
+        {
+            let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+            if log.closed {
+                return Ok(Appended::Closed);
+            }
+            if is_final {
+                log.closed = true;
+            } else if log.events.len() + 1 >= caps.max_events
+                || log.bytes + event.len() > caps.max_bytes
+            {
+                return Ok(Appended::Full);
+            }
+            log.bytes += event.len();
+            log.events.push(event.clone());
+        }
+        self.signal(Signal::Appended(key.clone()));
+        Ok(Appended::Added)
+    }
+
+    async fn read(
+        &self,
+        key: &TaskKey,
+        after: &Cursor,
+        max: usize,
+    ) -> Result<Vec<(String, Bytes)>, StoreError> {
+        let Some(log) = self.logs.get(key) else {
+            return Ok(Vec::new());
+        };
+        let start = match after {
+            None => 0,
+            Some(cursor) => {
+                cursor
+                    .parse::<usize>()
+                    .map_err(|_| StoreError::Corrupt(format!("event cursor `{cursor}`")))?
+                    + 1
+            }
+        };
+        let log = log.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(log
+            .events
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(max)
+            .map(|(at, event)| (at.to_string(), event.clone()))
+            .collect())
+    }
+
+    async fn signal_cancel(&self, key: &TaskKey) -> Result<(), StoreError> {
+        self.signal(Signal::Cancel(key.clone()));
+        Ok(())
+    }
+
+    fn signals(&self) -> broadcast::Receiver<Signal> {
+        self.signals.subscribe()
+    }
+}

@@ -1,0 +1,642 @@
+//! Tasks that run after the call that started them returns: a registry of running tasks, each
+//! with an ordered event log that subscribers read from its start or join live, a cancel that
+//! reaches the replica running the task, and leases, so that a task whose replica died ends
+//! `failed` instead of staying `working` for ever.
+//!
+//! A task goes `submitted` → `working` → `completed` | `failed` | `canceled`. While it runs,
+//! its working record (what `tasks/get` reads) lives in the [`RuntimeBackend`]; the one ending
+//! the backend lets through (the runner's, a cancel's or a reaper's) stores the terminal task
+//! where every finished task is kept, then closes the log with the final status event.
+
+mod backend;
+mod memory;
+mod redis;
+mod subscription;
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{SecondsFormat, Utc};
+use tokio::sync::{Notify, broadcast};
+use tokio::task::AbortHandle;
+use uuid::Uuid;
+
+use a2a_types::{
+    Artifact, Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+pub use backend::{Appended, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, TaskKey};
+pub use memory::MemoryBackend;
+pub use redis::RedisBackend;
+pub use subscription::{Next, Subscription};
+
+use crate::config::TaskSettings;
+use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task};
+
+/// Events read from a log per round trip.
+const READ_BATCH: usize = 256;
+/// Expired leases ended per sweep of the reaper.
+const REAP_BATCH: usize = 100;
+
+/// The runtime's limits and timings, from [`TaskSettings`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeSettings {
+    /// How long a runner's claim lasts without renewal.
+    pub lease: Duration,
+    /// An idle subscription yields [`Next::KeepAlive`] this often.
+    pub keepalive: Duration,
+    /// Tasks one owner may have running at once.
+    pub max_running_per_owner: usize,
+    /// Streams one owner may hold open at once.
+    pub max_streams_per_owner: usize,
+    /// Caps on each task's event log.
+    pub log: LogCaps,
+}
+
+impl From<&TaskSettings> for RuntimeSettings {
+    fn from(settings: &TaskSettings) -> Self {
+        RuntimeSettings {
+            lease: Duration::from_secs(settings.lease_secs),
+            keepalive: Duration::from_secs(settings.keepalive_secs),
+            max_running_per_owner: settings.max_running_per_user,
+            max_streams_per_owner: settings.max_streams_per_user,
+            log: LogCaps {
+                max_events: settings.max_events_per_task,
+                max_bytes: settings.max_event_bytes_per_task,
+                ttl: Duration::from_secs(settings.event_ttl_secs),
+            },
+        }
+    }
+}
+
+/// A task about to run, in its first state.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// Whose task it is.
+    pub owner: Owner,
+    /// The task, `submitted`, with the user's message in its history.
+    pub task: Task,
+    /// Whether it is new in its context (not a continued task).
+    pub new_in_context: bool,
+}
+
+/// What [`TaskRuntime::start`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Started {
+    /// The task runs; its `submitted` JSON, as the caller answers with it.
+    Running(Bytes),
+    /// The owner already runs the most tasks allowed (or this task already runs).
+    Busy {
+        /// The cap.
+        limit: usize,
+    },
+}
+
+/// What [`TaskRuntime::cancel`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Canceled {
+    /// The working task was canceled; its stored JSON.
+    Canceled(Bytes),
+    /// The task is not working here or anywhere (finished, unknown or another user's).
+    NotWorking,
+}
+
+/// What [`TaskRuntime::subscribe`] did.
+pub enum Subscribed {
+    /// The task's events, from the first.
+    Stream(Subscription),
+    /// No such task of this owner, working or kept.
+    NotFound,
+    /// The owner already holds the most streams allowed.
+    Busy {
+        /// The cap.
+        limit: usize,
+    },
+}
+
+/// The runtime of one replica: starts tasks, cancels and reads them wherever they run, and
+/// ends those whose replica stopped renewing its lease. Dropping it stops its runners without
+/// ending their tasks, as a replica that dies would; the reapers of the others end them.
+pub struct TaskRuntime {
+    shared: Arc<Shared>,
+    loops: Vec<AbortHandle>,
+}
+
+struct Shared {
+    backend: Arc<dyn RuntimeBackend>,
+    store: Arc<dyn TaskStore>,
+    settings: RuntimeSettings,
+    /// This replica's runners, by task.
+    running: Mutex<HashMap<TaskKey, AbortHandle>>,
+    /// The subscribers waiting on this replica, by task.
+    waiting: Mutex<HashMap<TaskKey, Weak<Notify>>>,
+}
+
+impl Drop for TaskRuntime {
+    fn drop(&mut self) {
+        for handle in &self.loops {
+            handle.abort();
+        }
+        let running = std::mem::take(
+            &mut *self
+                .shared
+                .running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for handle in running.values() {
+            handle.abort();
+        }
+    }
+}
+
+impl TaskRuntime {
+    /// A runtime over `backend`, storing terminal tasks through `store` (the store the backend
+    /// writes to when a task ends, read by `tasks/get`). Starts its signal listener and its
+    /// reaper on the current tokio runtime.
+    pub fn new(
+        backend: Arc<dyn RuntimeBackend>,
+        store: Arc<dyn TaskStore>,
+        settings: RuntimeSettings,
+    ) -> Self {
+        let signals = backend.signals();
+        let shared = Arc::new(Shared {
+            backend,
+            store,
+            settings,
+            running: Mutex::default(),
+            waiting: Mutex::default(),
+        });
+        let dispatcher = tokio::spawn(dispatch(Arc::downgrade(&shared), signals)).abort_handle();
+        let reaper = tokio::spawn(reap_forever(Arc::downgrade(&shared))).abort_handle();
+        TaskRuntime {
+            shared,
+            loops: vec![dispatcher, reaper],
+        }
+    }
+
+    /// The runtime's settings.
+    pub fn settings(&self) -> RuntimeSettings {
+        self.shared.settings
+    }
+
+    /// Starts a task: records it `submitted`, logs the task, then runs `work` on a tokio task
+    /// of its own: `working`, the artifacts `work` sends through its [`EventSink`] and those of
+    /// the task it returns (`completed` or `failed`) that it did not send, then the final
+    /// status. The caller may return at once; the task runs on.
+    pub async fn start<W, F>(&self, new: NewTask, work: W) -> Result<Started, StoreError>
+    where
+        W: FnOnce(EventSink) -> F,
+        F: Future<Output = Task> + Send + 'static,
+    {
+        let shared = &self.shared;
+        let limit = shared.settings.max_running_per_owner;
+        let runner = Uuid::new_v4().to_string();
+        let task = new.task;
+        let submitted = StoredTask::of(&task)?.json;
+        if !shared
+            .backend
+            .begin(
+                &new.owner,
+                &task.id,
+                &runner,
+                &submitted,
+                shared.settings.lease,
+                limit,
+            )
+            .await?
+        {
+            return Ok(Started::Busy { limit });
+        }
+        let key = TaskKey::of(&new.owner, &task.id);
+        shared.append(&key, &submitted, false).await?;
+        let sink = EventSink {
+            shared: Arc::clone(shared),
+            key: key.clone(),
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            streamed: Arc::default(),
+        };
+        let streamed = Arc::clone(&sink.streamed);
+        let work = work(sink);
+        let run = Run {
+            shared: Arc::clone(shared),
+            owner: new.owner,
+            runner,
+            key: key.clone(),
+            task,
+            new_in_context: new.new_in_context,
+            streamed,
+        };
+        // The handle is registered before the runner can finish and remove it.
+        let mut running = shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let handle = tokio::spawn(run.drive(work)).abort_handle();
+        running.insert(key, handle);
+        Ok(Started::Running(submitted))
+    }
+
+    /// The owner's task as JSON, working or kept: `None` when unknown, expired or another
+    /// user's.
+    pub async fn read(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        let shared = &self.shared;
+        // Working first: a continued task that runs again has its earlier turn stored.
+        if let Some(json) = shared.backend.working(owner, task_id).await? {
+            return Ok(Some(json));
+        }
+        if let Some(json) = shared.store.get(owner, task_id).await? {
+            return Ok(Some(json));
+        }
+        // It may have started again between the two reads.
+        shared.backend.working(owner, task_id).await
+    }
+
+    /// Cancels the owner's working task, wherever it runs: ends it `canceled`, closes its log
+    /// and tells the replica running it to drop its work.
+    pub async fn cancel(&self, owner: &Owner, task_id: &str) -> Result<Canceled, StoreError> {
+        let shared = &self.shared;
+        let Some(working) = shared.backend.working(owner, task_id).await? else {
+            return Ok(Canceled::NotWorking);
+        };
+        let task = ended(&working, TaskState::Canceled, None)?;
+        let finish = Finish {
+            stored: StoredTask::of(&task)?,
+            new_in_context: shared.new_in_context(owner, task_id).await?,
+        };
+        if !shared
+            .backend
+            .finish(owner, task_id, Ending::Cancel, &finish)
+            .await?
+        {
+            return Ok(Canceled::NotWorking);
+        }
+        let key = TaskKey::of(owner, task_id);
+        shared.close(&key, &task).await?;
+        shared.backend.signal_cancel(&key).await?;
+        Ok(Canceled::Canceled(finish.stored.json))
+    }
+
+    /// The owner's task's events from the first, then live until its final status; holds one
+    /// of the owner's stream places while it lives.
+    pub async fn subscribe(&self, owner: &Owner, task_id: &str) -> Result<Subscribed, StoreError> {
+        if self.read(owner, task_id).await?.is_none() {
+            return Ok(Subscribed::NotFound);
+        }
+        let shared = &self.shared;
+        let stream_id = Uuid::new_v4().to_string();
+        if !shared
+            .backend
+            .hold_stream(
+                owner,
+                &stream_id,
+                shared.stream_hold(),
+                shared.settings.max_streams_per_owner,
+            )
+            .await?
+        {
+            return Ok(Subscribed::Busy {
+                limit: shared.settings.max_streams_per_owner,
+            });
+        }
+        let key = TaskKey::of(owner, task_id);
+        let notify = shared.waiter(&key);
+        Ok(Subscribed::Stream(Subscription::new(
+            Arc::clone(shared),
+            owner.clone(),
+            task_id.to_string(),
+            key,
+            stream_id,
+            notify,
+        )))
+    }
+
+    /// One sweep of the reaper: ends `failed` every working task whose lease ran out, and
+    /// closes its log. Returns how many this sweep ended.
+    pub async fn reap(&self) -> Result<usize, StoreError> {
+        self.shared.reap().await
+    }
+}
+
+impl Shared {
+    async fn append(
+        &self,
+        key: &TaskKey,
+        event: &Bytes,
+        is_final: bool,
+    ) -> Result<Appended, StoreError> {
+        self.backend
+            .append(key, event, is_final, self.settings.log)
+            .await
+    }
+
+    /// Appends a terminal task's final status event.
+    async fn close(&self, key: &TaskKey, task: &Task) -> Result<(), StoreError> {
+        let event =
+            TaskStatusUpdateEvent::new(&task.id, &task.context_id, task.status.clone(), true);
+        self.append(key, &to_json(&event)?, true).await?;
+        Ok(())
+    }
+
+    /// Whether a working task is new in its context: a continued task already has an earlier
+    /// turn stored under its id.
+    async fn new_in_context(&self, owner: &Owner, task_id: &str) -> Result<bool, StoreError> {
+        Ok(self.store.get(owner, task_id).await?.is_none())
+    }
+
+    /// How long a stream place is held without renewal: a few keep-alives, so a replica that
+    /// dies frees its streams' places soon.
+    fn stream_hold(&self) -> Duration {
+        self.settings.keepalive * 3
+    }
+
+    fn waiter(&self, key: &TaskKey) -> Arc<Notify> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(notify) = waiting.get(key).and_then(Weak::upgrade) {
+            return notify;
+        }
+        waiting.retain(|_, notify| notify.strong_count() > 0);
+        let notify = Arc::new(Notify::new());
+        waiting.insert(key.clone(), Arc::downgrade(&notify));
+        notify
+    }
+
+    fn wake(&self, key: &TaskKey) {
+        let notify = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .and_then(Weak::upgrade);
+        if let Some(notify) = notify {
+            notify.notify_waiters();
+        }
+    }
+
+    fn wake_all(&self) {
+        let all: Vec<Arc<Notify>> = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for notify in all {
+            notify.notify_waiters();
+        }
+    }
+
+    fn stop_runner(&self, key: &TaskKey) {
+        let handle = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+        if let Some(handle) = handle {
+            handle.abort();
+        }
+    }
+
+    async fn reap(&self) -> Result<usize, StoreError> {
+        let mut ended_count = 0;
+        for (owner, task_id) in self.backend.expired(REAP_BATCH).await? {
+            let Some(working) = self.backend.working(&owner, &task_id).await? else {
+                self.backend.forget_lease(&owner, &task_id).await?;
+                continue;
+            };
+            let task = ended(
+                &working,
+                TaskState::Failed,
+                Some(
+                    "The task stopped: the server running it stopped before it finished. Please send the message again.",
+                ),
+            )?;
+            let finish = Finish {
+                stored: StoredTask::of(&task)?,
+                new_in_context: self.new_in_context(&owner, &task_id).await?,
+            };
+            if self
+                .backend
+                .finish(&owner, &task_id, Ending::Expired, &finish)
+                .await?
+            {
+                self.close(&TaskKey::of(&owner, &task_id), &task).await?;
+                ended_count += 1;
+            }
+        }
+        Ok(ended_count)
+    }
+}
+
+/// Hands a running task's work the way to send artifacts as it makes them (streamed answers).
+pub struct EventSink {
+    shared: Arc<Shared>,
+    key: TaskKey,
+    task_id: String,
+    context_id: String,
+    streamed: Arc<Mutex<HashSet<String>>>,
+}
+
+impl EventSink {
+    /// Sends an artifact, or a chunk of one (`append`: the parts extend the artifact of the
+    /// same id; `last_chunk`: its last piece). An artifact sent this way is not sent again
+    /// when the task ends.
+    pub async fn artifact(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<Appended, StoreError> {
+        self.streamed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(artifact.artifact_id.clone());
+        let event = TaskArtifactUpdateEvent::new(
+            &self.task_id,
+            &self.context_id,
+            artifact,
+            append,
+            last_chunk,
+        );
+        self.shared
+            .append(&self.key, &to_json(&event)?, false)
+            .await
+    }
+}
+
+/// One running task on this replica.
+struct Run {
+    shared: Arc<Shared>,
+    owner: Owner,
+    runner: String,
+    key: TaskKey,
+    task: Task,
+    new_in_context: bool,
+    streamed: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Run {
+    /// Runs the work under the lease, then ends the task; a failure of the shared state is
+    /// logged and left to the reapers.
+    async fn drive(self, work: impl Future<Output = Task> + Send) {
+        let key = self.key.clone();
+        let shared = Arc::clone(&self.shared);
+        if let Err(error) = self.run(work).await {
+            tracing::warn!(%error, "a running task could not be ended; its lease will run out");
+        }
+        shared
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
+    }
+
+    async fn run(self, work: impl Future<Output = Task> + Send) -> Result<(), StoreError> {
+        let shared = &self.shared;
+        let mut working = self.task.clone();
+        working.status = TaskStatus {
+            state: TaskState::Working,
+            message: None,
+            timestamp: Some(now_timestamp()),
+        };
+        let working_json = StoredTask::of(&working)?.json;
+        if !self.renew(Some(&working_json)).await? {
+            return Ok(());
+        }
+        let event = TaskStatusUpdateEvent::new(
+            &working.id,
+            &working.context_id,
+            working.status.clone(),
+            false,
+        );
+        shared.append(&self.key, &to_json(&event)?, false).await?;
+
+        let mut renewal = tokio::time::interval(shared.settings.lease / 3);
+        renewal.tick().await;
+        tokio::pin!(work);
+        let task = loop {
+            tokio::select! {
+                task = &mut work => break task,
+                _ = renewal.tick() => {
+                    if !self.renew(None).await? {
+                        // Canceled or reaped elsewhere: the work is dropped here.
+                        return Ok(());
+                    }
+                }
+            }
+        };
+        let unsent: Vec<Artifact> = {
+            let streamed = self.streamed.lock().unwrap_or_else(PoisonError::into_inner);
+            task.artifacts
+                .iter()
+                .filter(|artifact| !streamed.contains(&artifact.artifact_id))
+                .cloned()
+                .collect()
+        };
+        let finish = Finish {
+            stored: StoredTask::of(&task)?,
+            new_in_context: self.new_in_context,
+        };
+        // The artifacts go in before the task ends, so no subscriber sees the final status
+        // first; a task canceled meanwhile has its log closed, and they are refused.
+        for artifact in unsent {
+            let event =
+                TaskArtifactUpdateEvent::new(&task.id, &task.context_id, artifact, false, true);
+            shared.append(&self.key, &to_json(&event)?, false).await?;
+        }
+        if shared
+            .backend
+            .finish(&self.owner, &task.id, Ending::Runner(&self.runner), &finish)
+            .await?
+        {
+            shared.close(&self.key, &task).await?;
+        }
+        Ok(())
+    }
+
+    async fn renew(&self, task_json: Option<&Bytes>) -> Result<bool, StoreError> {
+        self.shared
+            .backend
+            .renew(
+                &self.owner,
+                &self.task.id,
+                &self.runner,
+                task_json,
+                self.shared.settings.lease,
+            )
+            .await
+    }
+}
+
+/// Routes signals to this replica's subscribers and runners until the runtime is dropped.
+async fn dispatch(shared: Weak<Shared>, mut signals: broadcast::Receiver<Signal>) {
+    loop {
+        let signal = match signals.recv().await {
+            Ok(signal) => signal,
+            Err(broadcast::error::RecvError::Lagged(_)) => Signal::Resync,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match signal {
+            Signal::Appended(key) => shared.wake(&key),
+            Signal::Cancel(key) => {
+                shared.stop_runner(&key);
+                shared.wake(&key);
+            }
+            // A runner whose task was canceled unheard stops at its next renewal.
+            Signal::Resync => shared.wake_all(),
+        }
+    }
+}
+
+/// Sweeps for expired leases twice per lease, until the runtime is dropped.
+async fn reap_forever(shared: Weak<Shared>) {
+    let period = match shared.upgrade() {
+        Some(shared) => shared.settings.lease / 2,
+        None => return,
+    };
+    let mut sweep = tokio::time::interval(period);
+    loop {
+        sweep.tick().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if let Err(error) = shared.reap().await {
+            tracing::warn!(%error, "the reaper of expired tasks failed; it tries again");
+        }
+    }
+}
+
+/// A working task ended in `state`, with `reason` as the agent's last message.
+fn ended(working: &[u8], state: TaskState, reason: Option<&str>) -> Result<Task, StoreError> {
+    let mut task = decode_task(working)?;
+    let message = reason.map(|reason| {
+        let mut message = Message::agent_text(Uuid::new_v4().to_string(), reason);
+        message.task_id = Some(task.id.clone());
+        message.context_id = Some(task.context_id.clone());
+        task.history.push(message.clone());
+        message
+    });
+    task.status = TaskStatus {
+        state,
+        message,
+        timestamp: Some(now_timestamp()),
+    };
+    Ok(task)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Bytes, StoreError> {
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn now_timestamp() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}

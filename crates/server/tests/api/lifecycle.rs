@@ -1,0 +1,688 @@
+//! The task runtime on its own, through both backends: every state transition, events read from
+//! the start or live, cancels and reads from another replica, leases that run out when a
+//! replica stops, and the caps. The Redis runs use a redis-server of their own.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use a2a_types::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
+use magisterium_a2a::redis_conn;
+use magisterium_a2a::runtime::{
+    Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
+    RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime,
+};
+use magisterium_a2a::store::{MemoryStore, Owner, RedisStore, TaskStore, decode_task};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::helpers::{RedisServer, uuid};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn settings() -> RuntimeSettings {
+    RuntimeSettings {
+        lease: Duration::from_secs(1),
+        keepalive: Duration::from_millis(300),
+        max_running_per_owner: 4,
+        max_streams_per_owner: 4,
+        log: LogCaps {
+            max_events: 100,
+            max_bytes: 64 * 1024,
+            ttl: Duration::from_secs(60),
+        },
+    }
+}
+
+/// Where the replicas of a test keep their shared state.
+enum Backing {
+    Memory {
+        store: Arc<MemoryStore>,
+        backend: Arc<MemoryBackend>,
+    },
+    Redis(RedisServer),
+}
+
+impl Backing {
+    fn memory() -> Self {
+        let store = Arc::new(MemoryStore::new(Duration::from_secs(3600), 10_000));
+        let backend = Arc::new(MemoryBackend::new(
+            Arc::clone(&store),
+            Duration::from_secs(60),
+            10_000,
+        ));
+        Backing::Memory { store, backend }
+    }
+
+    fn redis() -> Self {
+        Backing::Redis(RedisServer::start())
+    }
+
+    /// One replica: a runtime of its own over the shared state (its own connections, for Redis).
+    async fn replica(&self, settings: RuntimeSettings) -> Replica {
+        let (backend, store): (Arc<dyn RuntimeBackend>, Arc<dyn TaskStore>) = match self {
+            Backing::Memory { store, backend } => (backend.clone(), store.clone()),
+            Backing::Redis(server) => {
+                let url = server.url();
+                let timeout = Duration::from_secs(2);
+                let store = RedisStore::connect(&url, false, Duration::from_secs(86_400), timeout)
+                    .await
+                    .expect("redis store");
+                let connection = redis_conn::connect(&url, false, timeout)
+                    .await
+                    .expect("redis connection");
+                let backend = RedisBackend::connect(connection, &url, Duration::from_secs(86_400))
+                    .await
+                    .expect("redis backend");
+                (Arc::new(backend), Arc::new(store))
+            }
+        };
+        Replica {
+            runtime: TaskRuntime::new(backend, store.clone(), settings),
+            store,
+        }
+    }
+}
+
+struct Replica {
+    runtime: TaskRuntime,
+    store: Arc<dyn TaskStore>,
+}
+
+fn submitted(text: &str) -> Task {
+    let id = uuid();
+    let context_id = uuid();
+    let mut message = Message::agent_text(uuid(), text);
+    message.role = Role::User;
+    message.task_id = Some(id.clone());
+    message.context_id = Some(context_id.clone());
+    Task {
+        kind: "task".into(),
+        id,
+        context_id,
+        status: TaskStatus {
+            state: TaskState::Submitted,
+            message: None,
+            timestamp: Some("2026-12-01T10:00:00.000Z".into()),
+        },
+        artifacts: Vec::new(),
+        history: vec![message],
+        metadata: None,
+    }
+}
+
+fn artifact(id: &str, text: &str) -> Artifact {
+    Artifact {
+        artifact_id: id.into(),
+        name: Some("answer".into()),
+        parts: vec![Part::text(text)],
+    }
+}
+
+fn finished(mut task: Task, state: TaskState, artifacts: Vec<Artifact>) -> Task {
+    task.status = TaskStatus {
+        state,
+        message: None,
+        timestamp: Some("2026-12-01T10:00:01.000Z".into()),
+    };
+    task.artifacts = artifacts;
+    task
+}
+
+fn new_task(owner: &Owner, task: &Task) -> NewTask {
+    NewTask {
+        owner: owner.clone(),
+        task: task.clone(),
+        new_in_context: true,
+    }
+}
+
+async fn subscribe(replica: &Replica, owner: &Owner, task_id: &str) -> Subscription {
+    match replica.runtime.subscribe(owner, task_id).await.unwrap() {
+        Subscribed::Stream(subscription) => subscription,
+        Subscribed::NotFound => panic!("task {task_id} not found"),
+        Subscribed::Busy { limit } => panic!("stream places taken ({limit})"),
+    }
+}
+
+/// The next event as JSON, skipping keep-alives.
+async fn next_event(subscription: &mut Subscription) -> Option<Value> {
+    loop {
+        let next = tokio::time::timeout(WAIT, subscription.next())
+            .await
+            .expect("an event within the wait")
+            .unwrap();
+        match next {
+            Some(Next::Event(json)) => return Some(serde_json::from_slice(&json).unwrap()),
+            Some(Next::KeepAlive) => continue,
+            None => return None,
+        }
+    }
+}
+
+/// Every event until the stream ends.
+async fn all_events(subscription: &mut Subscription) -> Vec<Value> {
+    let mut events = Vec::new();
+    while let Some(event) = next_event(subscription).await {
+        events.push(event);
+    }
+    events
+}
+
+fn kinds(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| match event["kind"].as_str().unwrap() {
+            "status-update" => format!(
+                "status:{}{}",
+                event["status"]["state"].as_str().unwrap(),
+                if event["final"] == true { ":final" } else { "" }
+            ),
+            kind => kind.to_string(),
+        })
+        .collect()
+}
+
+async fn state_of(replica: &Replica, owner: &Owner, task_id: &str) -> Option<TaskState> {
+    let json = replica.runtime.read(owner, task_id).await.unwrap()?;
+    Some(decode_task(&json).unwrap().status.state)
+}
+
+async fn eventually_state(replica: &Replica, owner: &Owner, task_id: &str, state: TaskState) {
+    let deadline = Instant::now() + WAIT;
+    while state_of(replica, owner, task_id).await != Some(state) {
+        assert!(
+            Instant::now() < deadline,
+            "task {task_id} never reached {state:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Sets its flag when dropped: tells whether a task's work was dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Work that never finishes on its own, and says when it is dropped.
+fn endless(
+    flag: &Arc<AtomicBool>,
+) -> impl FnOnce(EventSink) -> futures::future::BoxFuture<'static, Task> {
+    let guard = DropFlag(Arc::clone(flag));
+    move |_sink| {
+        Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<Task>().await
+        })
+    }
+}
+
+/// submitted → working → (a streamed chunk, an artifact sent at the end) → completed; the
+/// stored task is the one `tasks/get` reads; a late subscriber reads the whole log.
+async fn completes(backing: &Backing) {
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("a question");
+    let (release, released) = oneshot::channel::<()>();
+    let done = finished(
+        task.clone(),
+        TaskState::Completed,
+        vec![artifact("streamed", "Hello, world"), artifact("data", "42")],
+    );
+    let started = replica
+        .runtime
+        .start(new_task(&owner, &task), move |sink| async move {
+            sink.artifact(artifact("streamed", "Hello, "), false, false)
+                .await
+                .unwrap();
+            let _ = released.await;
+            sink.artifact(artifact("streamed", "world"), true, true)
+                .await
+                .unwrap();
+            done
+        })
+        .await
+        .unwrap();
+    let Started::Running(json) = started else {
+        panic!("the task did not start");
+    };
+    assert_eq!(
+        decode_task(&json).unwrap().status.state,
+        TaskState::Submitted
+    );
+    eventually_state(&replica, &owner, &task.id, TaskState::Working).await;
+    assert!(
+        replica.store.get(&owner, &task.id).await.unwrap().is_none(),
+        "a working task is not among the kept ones"
+    );
+
+    let mut live = subscribe(&replica, &owner, &task.id).await;
+    let first = next_event(&mut live).await.unwrap();
+    assert_eq!(first["kind"], "task");
+    assert_eq!(first["status"]["state"], "submitted");
+    assert_eq!(
+        kinds(&[next_event(&mut live).await.unwrap()]),
+        ["status:working"]
+    );
+    let chunk = next_event(&mut live).await.unwrap();
+    assert_eq!(chunk["kind"], "artifact-update");
+    assert_eq!(chunk["append"], false);
+    assert_eq!(chunk["lastChunk"], false);
+    assert_eq!(chunk["taskId"], task.id.as_str());
+    assert_eq!(chunk["contextId"], task.context_id.as_str());
+
+    release.send(()).unwrap();
+    let rest = all_events(&mut live).await;
+    assert_eq!(
+        kinds(&rest),
+        [
+            "artifact-update",
+            "artifact-update",
+            "status:completed:final"
+        ]
+    );
+    assert_eq!(rest[0]["append"], true);
+    assert_eq!(rest[0]["lastChunk"], true);
+    assert_eq!(
+        rest[1]["artifact"]["artifactId"], "data",
+        "an artifact the work did not stream is sent before the end"
+    );
+    assert!(
+        live.next().await.unwrap().is_none(),
+        "nothing after the final event"
+    );
+
+    let stored = replica.store.get(&owner, &task.id).await.unwrap().unwrap();
+    let stored = decode_task(&stored).unwrap();
+    assert_eq!(stored.status.state, TaskState::Completed);
+    assert_eq!(stored.artifacts.len(), 2);
+    assert_eq!(
+        state_of(&replica, &owner, &task.id).await,
+        Some(TaskState::Completed)
+    );
+
+    let mut late = subscribe(&replica, &owner, &task.id).await;
+    assert_eq!(
+        kinds(&all_events(&mut late).await),
+        [
+            "task",
+            "status:working",
+            "artifact-update",
+            "artifact-update",
+            "artifact-update",
+            "status:completed:final"
+        ],
+        "a subscriber joining after the end reads the whole log"
+    );
+
+    // Another user's task of the same id does not exist for them.
+    let stranger = Owner::of("", &uuid());
+    assert!(
+        replica
+            .runtime
+            .read(&stranger, &task.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        replica
+            .runtime
+            .subscribe(&stranger, &task.id)
+            .await
+            .unwrap(),
+        Subscribed::NotFound
+    ));
+    assert_eq!(
+        replica.runtime.cancel(&stranger, &task.id).await.unwrap(),
+        Canceled::NotWorking
+    );
+}
+
+/// submitted → working → failed, with the work's reason kept.
+async fn fails(backing: &Backing) {
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("bad input");
+    let mut failed = finished(task.clone(), TaskState::Failed, Vec::new());
+    failed.status.message = Some(Message::agent_text(uuid(), "The corpus is empty."));
+    replica
+        .runtime
+        .start(new_task(&owner, &task), move |_sink| async move { failed })
+        .await
+        .unwrap();
+    let mut events = subscribe(&replica, &owner, &task.id).await;
+    let events = all_events(&mut events).await;
+    assert_eq!(
+        kinds(&events),
+        ["task", "status:working", "status:failed:final"]
+    );
+    assert_eq!(
+        events[2]["status"]["message"]["parts"][0]["text"],
+        "The corpus is empty."
+    );
+    assert_eq!(
+        state_of(&replica, &owner, &task.id).await,
+        Some(TaskState::Failed)
+    );
+}
+
+/// working → canceled: the work is dropped, the task kept `canceled`, the log closed; a second
+/// cancel finds nothing working (the caller then answers as for any finished task).
+async fn cancels(backing: &Backing) {
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("a long question");
+    let dropped = Arc::new(AtomicBool::new(false));
+    replica
+        .runtime
+        .start(new_task(&owner, &task), endless(&dropped))
+        .await
+        .unwrap();
+    eventually_state(&replica, &owner, &task.id, TaskState::Working).await;
+    let mut events = subscribe(&replica, &owner, &task.id).await;
+
+    let Canceled::Canceled(json) = replica.runtime.cancel(&owner, &task.id).await.unwrap() else {
+        panic!("a working task is canceled");
+    };
+    assert_eq!(
+        decode_task(&json).unwrap().status.state,
+        TaskState::Canceled
+    );
+    wait_until(|| dropped.load(Ordering::SeqCst), "the work is dropped").await;
+    assert_eq!(
+        kinds(&all_events(&mut events).await),
+        ["task", "status:working", "status:canceled:final"]
+    );
+    assert_eq!(
+        state_of(&replica, &owner, &task.id).await,
+        Some(TaskState::Canceled)
+    );
+    assert_eq!(
+        replica.runtime.cancel(&owner, &task.id).await.unwrap(),
+        Canceled::NotWorking
+    );
+}
+
+/// The owner's running tasks and open streams are capped; a place frees when a task ends or a
+/// stream is dropped. Another owner is not affected.
+async fn caps(backing: &Backing) {
+    let mut capped = settings();
+    capped.max_running_per_owner = 2;
+    capped.max_streams_per_owner = 2;
+    let replica = backing.replica(capped).await;
+    let owner = Owner::of("", &uuid());
+    let dropped = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let task = submitted("q");
+        let started = replica
+            .runtime
+            .start(new_task(&owner, &task), endless(&dropped))
+            .await
+            .unwrap();
+        assert!(matches!(started, Started::Running(_)));
+        ids.push(task.id);
+    }
+    let third = submitted("one too many");
+    assert_eq!(
+        replica
+            .runtime
+            .start(new_task(&owner, &third), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Busy { limit: 2 }
+    );
+    let other = Owner::of("", &uuid());
+    assert!(matches!(
+        replica
+            .runtime
+            .start(new_task(&other, &submitted("mine")), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Running(_)
+    ));
+
+    let first = subscribe(&replica, &owner, &ids[0]).await;
+    let _second = subscribe(&replica, &owner, &ids[1]).await;
+    assert!(matches!(
+        replica.runtime.subscribe(&owner, &ids[0]).await.unwrap(),
+        Subscribed::Busy { limit: 2 }
+    ));
+    drop(first);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match replica.runtime.subscribe(&owner, &ids[0]).await.unwrap() {
+            Subscribed::Stream(_) => break,
+            _ => assert!(
+                Instant::now() < deadline,
+                "a dropped stream frees its place"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    replica.runtime.cancel(&owner, &ids[0]).await.unwrap();
+    assert!(matches!(
+        replica
+            .runtime
+            .start(new_task(&owner, &third), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Running(_)
+    ));
+}
+
+/// A log at its cap leaves out further chunks but never the final status, and a subscriber that
+/// reads nothing while the work runs holds nothing back: the task ends, and it reads the same
+/// bounded log afterwards.
+async fn bounded_log_and_slow_subscriber(backing: &Backing) {
+    let mut capped = settings();
+    capped.log.max_events = 20;
+    let replica = backing.replica(capped).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("a long answer");
+    let answer: String = (0..500).map(|n| format!("{n} ")).collect();
+    let done = finished(
+        task.clone(),
+        TaskState::Completed,
+        vec![artifact("a", &answer)],
+    );
+    let (started_tx, started_rx) = oneshot::channel::<()>();
+    let mut slow = {
+        replica
+            .runtime
+            .start(new_task(&owner, &task), move |sink| async move {
+                let _ = started_rx.await;
+                for n in 0..500 {
+                    sink.artifact(artifact("a", &format!("{n} ")), n > 0, n == 499)
+                        .await
+                        .unwrap();
+                }
+                done
+            })
+            .await
+            .unwrap();
+        subscribe(&replica, &owner, &task.id).await
+    };
+    started_tx.send(()).unwrap();
+    eventually_state(&replica, &owner, &task.id, TaskState::Completed).await;
+
+    let events = all_events(&mut slow).await;
+    assert_eq!(events.len(), 20, "the log holds its cap of events");
+    assert_eq!(kinds(&events[..2]), ["task", "status:working"]);
+    assert_eq!(kinds(&events[19..]), ["status:completed:final"]);
+    let stored = replica.store.get(&owner, &task.id).await.unwrap().unwrap();
+    assert_eq!(
+        decode_task(&stored).unwrap().artifacts[0].parts[0],
+        Part::text(answer),
+        "the stored task holds the whole answer"
+    );
+}
+
+/// Two replicas on one shared state: a task started on A is read, subscribed to and canceled
+/// through B; A drops its work promptly.
+async fn across_replicas(backing: &Backing) {
+    // A long lease: only the cancel signal, not A's next renewal, can stop the work in time.
+    let mut long_lease = settings();
+    long_lease.lease = Duration::from_secs(60);
+    let a = backing.replica(long_lease).await;
+    let b = backing.replica(long_lease).await;
+    let owner = Owner::of("https://idp.example", &uuid());
+    let task = submitted("started on A");
+    let dropped = Arc::new(AtomicBool::new(false));
+    a.runtime
+        .start(new_task(&owner, &task), endless(&dropped))
+        .await
+        .unwrap();
+    eventually_state(&b, &owner, &task.id, TaskState::Working).await;
+    let mut on_b = subscribe(&b, &owner, &task.id).await;
+    assert_eq!(next_event(&mut on_b).await.unwrap()["kind"], "task");
+
+    let asked = Instant::now();
+    assert!(matches!(
+        b.runtime.cancel(&owner, &task.id).await.unwrap(),
+        Canceled::Canceled(_)
+    ));
+    wait_until(|| dropped.load(Ordering::SeqCst), "A drops the work").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "the cancel reaches A at once, not at its next lease renewal ({:?})",
+        asked.elapsed()
+    );
+    assert_eq!(
+        kinds(&all_events(&mut on_b).await),
+        ["status:working", "status:canceled:final"]
+    );
+    assert_eq!(
+        state_of(&a, &owner, &task.id).await,
+        Some(TaskState::Canceled)
+    );
+}
+
+/// A replica that stops without ending its task: once the lease runs out, another replica's
+/// reaper ends it `failed`, once, and closes its log.
+async fn lease_runs_out(backing: &Backing) {
+    let a = backing.replica(settings()).await;
+    let b = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("A stops");
+    let dropped = Arc::new(AtomicBool::new(false));
+    a.runtime
+        .start(new_task(&owner, &task), endless(&dropped))
+        .await
+        .unwrap();
+    eventually_state(&b, &owner, &task.id, TaskState::Working).await;
+    let mut on_b = subscribe(&b, &owner, &task.id).await;
+    assert_eq!(
+        b.runtime.reap().await.unwrap(),
+        0,
+        "a renewed lease is not taken over"
+    );
+    let stopped = Instant::now();
+    drop(a);
+    wait_until(
+        || dropped.load(Ordering::SeqCst),
+        "a stopped replica's work is gone",
+    )
+    .await;
+    assert_eq!(
+        kinds(&all_events(&mut on_b).await),
+        ["task", "status:working", "status:failed:final"]
+    );
+    assert!(
+        stopped.elapsed() >= settings().lease / 2,
+        "not ended before the lease ran out ({:?})",
+        stopped.elapsed()
+    );
+    let json = b.runtime.read(&owner, &task.id).await.unwrap().unwrap();
+    let ended = decode_task(&json).unwrap();
+    assert_eq!(ended.status.state, TaskState::Failed);
+    assert!(
+        ended.status.message.unwrap().text().contains("stopped"),
+        "the task says why it failed"
+    );
+    assert_eq!(b.runtime.reap().await.unwrap(), 0, "ended once");
+}
+
+async fn wait_until(condition: impl Fn() -> bool, what: &str) {
+    let deadline = Instant::now() + WAIT;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn memory_completes() {
+    completes(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_completes() {
+    completes(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_fails() {
+    fails(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_fails() {
+    fails(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_cancels() {
+    cancels(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_cancels() {
+    cancels(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_caps() {
+    caps(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_caps() {
+    caps(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_bounded_log_and_slow_subscriber() {
+    bounded_log_and_slow_subscriber(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_bounded_log_and_slow_subscriber() {
+    bounded_log_and_slow_subscriber(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_across_replicas() {
+    across_replicas(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_across_replicas() {
+    across_replicas(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_lease_runs_out() {
+    lease_runs_out(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_lease_runs_out() {
+    lease_runs_out(&Backing::redis()).await;
+}
