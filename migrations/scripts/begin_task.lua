@@ -8,12 +8,12 @@
 -- Returns 1 when started, 0 when the owner runs the most allowed, -1 when the task already runs.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return -1
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
   return 0
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return -1
 end
 local lease_end = now + tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'runner', ARGV[1], 'task', ARGV[2], 'lease', lease_end)

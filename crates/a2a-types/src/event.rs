@@ -2,8 +2,38 @@
 //! after the task itself, one JSON-RPC response each.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use crate::task::{Artifact, TaskStatus};
+use crate::task::{Artifact, Task, TaskStatus};
+
+/// One event of a stream, as the 0.3 wire carries it in `result`: the task first, then its
+/// status and artifact updates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// The task as it stands (the stream's first event).
+    Task(Task),
+    /// A status change.
+    Status(TaskStatusUpdateEvent),
+    /// An artifact or a chunk of one.
+    Artifact(TaskArtifactUpdateEvent),
+}
+
+impl StreamEvent {
+    /// Reads an event's JSON by its `kind`.
+    pub fn from_json(json: &[u8]) -> Result<Self, serde_json::Error> {
+        let value: Value = serde_json::from_slice(json)?;
+        match value.get("kind").and_then(Value::as_str) {
+            Some("status-update") => serde_json::from_value(value).map(StreamEvent::Status),
+            Some("artifact-update") => serde_json::from_value(value).map(StreamEvent::Artifact),
+            _ => serde_json::from_value(value).map(StreamEvent::Task),
+        }
+    }
+
+    /// Whether the stream ends with this event.
+    pub fn is_final(&self) -> bool {
+        matches!(self, StreamEvent::Status(event) if event.is_final)
+    }
+}
 
 /// A change of a task's status. The last event of every stream is one with `final: true`,
 /// carrying the terminal state.
@@ -80,6 +110,27 @@ mod tests {
     use super::*;
     use crate::task::{Part, TaskState};
     use serde_json::json;
+
+    #[test]
+    fn events_are_read_back_by_kind() {
+        let status = TaskStatus {
+            state: TaskState::Working,
+            message: None,
+            timestamp: None,
+        };
+        let event = TaskStatusUpdateEvent::new("t", "c", status, false);
+        let json = serde_json::to_vec(&event).unwrap();
+        assert_eq!(
+            StreamEvent::from_json(&json).unwrap(),
+            StreamEvent::Status(event)
+        );
+        let task = json!({"kind": "task", "id": "t", "contextId": "c",
+                          "status": {"state": "submitted"}});
+        let read = StreamEvent::from_json(task.to_string().as_bytes()).unwrap();
+        assert!(matches!(read, StreamEvent::Task(ref t) if t.id == "t"));
+        assert!(!read.is_final());
+        assert!(StreamEvent::from_json(b"{\"kind\": \"status-update\"}").is_err());
+    }
 
     #[test]
     fn events_have_the_0_3_field_names() {

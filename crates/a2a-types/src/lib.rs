@@ -13,7 +13,7 @@ pub mod task;
 pub mod v1;
 
 pub use card::{AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill};
-pub use event::{TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use event::{StreamEvent, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Response};
 pub use push::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::event::StreamEvent;
 use crate::task::{
     Artifact, Message, MessageSendParams, Part, Role, Task, TaskIdParams, TaskQueryParams,
     TaskState, TaskStatus,
@@ -323,6 +324,26 @@ pub struct V1Artifact {
     pub parts: Vec<V1Part>,
 }
 
+impl From<TaskStatus> for V1TaskStatus {
+    fn from(status: TaskStatus) -> Self {
+        V1TaskStatus {
+            state: status.state.into(),
+            message: status.message.map(V1Message::from),
+            timestamp: status.timestamp,
+        }
+    }
+}
+
+impl From<Artifact> for V1Artifact {
+    fn from(artifact: Artifact) -> Self {
+        V1Artifact {
+            artifact_id: artifact.artifact_id,
+            name: artifact.name,
+            parts: artifact.parts.into_iter().map(V1Part::from).collect(),
+        }
+    }
+}
+
 /// A task in 1.0 form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -349,20 +370,8 @@ impl From<Task> for V1Task {
         V1Task {
             id: task.id,
             context_id: task.context_id,
-            status: V1TaskStatus {
-                state: task.status.state.into(),
-                message: task.status.message.map(V1Message::from),
-                timestamp: task.status.timestamp,
-            },
-            artifacts: task
-                .artifacts
-                .into_iter()
-                .map(|a| V1Artifact {
-                    artifact_id: a.artifact_id,
-                    name: a.name,
-                    parts: a.parts.into_iter().map(V1Part::from).collect(),
-                })
-                .collect(),
+            status: task.status.into(),
+            artifacts: task.artifacts.into_iter().map(V1Artifact::from).collect(),
             history: task.history.into_iter().map(V1Message::from).collect(),
             metadata: task.metadata,
         }
@@ -406,6 +415,69 @@ impl TryFrom<V1Task> for Task {
                 .collect::<Result<Vec<_>, _>>()?,
             metadata: task.metadata,
         })
+    }
+}
+
+/// A task's status change in 1.0 form: 1.0 has no `final`; a stream ends after the event of a
+/// terminal state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct V1TaskStatusUpdateEvent {
+    /// The task.
+    pub task_id: String,
+    /// The task's context.
+    pub context_id: String,
+    /// The new status.
+    pub status: V1TaskStatus,
+}
+
+/// An artifact or a chunk of one, in 1.0 form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct V1TaskArtifactUpdateEvent {
+    /// The task.
+    pub task_id: String,
+    /// The task's context.
+    pub context_id: String,
+    /// The artifact or its next chunk.
+    pub artifact: V1Artifact,
+    /// Whether the parts extend the artifact of the same id sent before.
+    pub append: bool,
+    /// Whether this is the artifact's last chunk.
+    pub last_chunk: bool,
+}
+
+/// One result of `SendStreamingMessage` or `SubscribeToTask`: the member's name says what it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum V1StreamResponse {
+    /// The task as it stands.
+    Task(V1Task),
+    /// A status change.
+    StatusUpdate(V1TaskStatusUpdateEvent),
+    /// An artifact or a chunk of one.
+    ArtifactUpdate(V1TaskArtifactUpdateEvent),
+}
+
+impl From<StreamEvent> for V1StreamResponse {
+    fn from(event: StreamEvent) -> Self {
+        match event {
+            StreamEvent::Task(task) => V1StreamResponse::Task(task.into()),
+            StreamEvent::Status(event) => V1StreamResponse::StatusUpdate(V1TaskStatusUpdateEvent {
+                task_id: event.task_id,
+                context_id: event.context_id,
+                status: event.status.into(),
+            }),
+            StreamEvent::Artifact(event) => {
+                V1StreamResponse::ArtifactUpdate(V1TaskArtifactUpdateEvent {
+                    task_id: event.task_id,
+                    context_id: event.context_id,
+                    artifact: event.artifact.into(),
+                    append: event.append,
+                    last_chunk: event.last_chunk,
+                })
+            }
+        }
     }
 }
 
@@ -578,6 +650,37 @@ mod tests {
                 {"kind":"message","messageId":"m2","role":"agent","parts":[{"kind":"text","text":"Saint Andrew"}],"taskId":"t1","contextId":"c1"}],
             "metadata":{"skillId":"saints_of_the_day"}}))
         .unwrap()
+    }
+
+    #[test]
+    fn stream_events_are_wrapped_by_what_they_are() {
+        let task = stored_task();
+        let status =
+            crate::event::TaskStatusUpdateEvent::new("t1", "c1", task.status.clone(), true);
+        let v1 = serde_json::to_value(V1StreamResponse::from(StreamEvent::Status(status))).unwrap();
+        assert_eq!(
+            v1,
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status":
+                {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-11-30T12:00:00.000Z"}}})
+        );
+        let chunk = crate::event::TaskArtifactUpdateEvent::new(
+            "t1",
+            "c1",
+            task.artifacts[0].clone(),
+            true,
+            false,
+        );
+        let v1 =
+            serde_json::to_value(V1StreamResponse::from(StreamEvent::Artifact(chunk))).unwrap();
+        assert_eq!(v1["artifactUpdate"]["append"], true);
+        assert_eq!(v1["artifactUpdate"]["lastChunk"], false);
+        assert_eq!(
+            v1["artifactUpdate"]["artifact"]["parts"][0]["text"],
+            "Saint Andrew"
+        );
+        let v1 = serde_json::to_value(V1StreamResponse::from(StreamEvent::Task(task))).unwrap();
+        assert_eq!(v1["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+        assert!(v1["task"].get("kind").is_none());
     }
 
     #[test]

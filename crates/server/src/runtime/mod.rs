@@ -15,11 +15,13 @@ mod subscription;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
+use futures::FutureExt;
 use tokio::sync::{Notify, broadcast};
 use tokio::task::AbortHandle;
 use uuid::Uuid;
@@ -40,6 +42,11 @@ use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task};
 const READ_BATCH: usize = 256;
 /// Expired leases ended per sweep of the reaper.
 const REAP_BATCH: usize = 100;
+/// The agent's message on a task whose work panicked.
+const WORK_PANICKED: &str =
+    "The task failed: the server met an internal error. Please try again later.";
+/// The agent's message on a task whose replica stopped before it ended.
+const REPLICA_STOPPED: &str = "The task stopped: the server running it stopped before it finished. Please send the message again.";
 
 /// The runtime's limits and timings, from [`TaskSettings`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -408,13 +415,7 @@ impl Shared {
                 self.backend.forget_lease(&owner, &task_id).await?;
                 continue;
             };
-            let task = ended(
-                &working,
-                TaskState::Failed,
-                Some(
-                    "The task stopped: the server running it stopped before it finished. Please send the message again.",
-                ),
-            )?;
+            let task = ended(&working, TaskState::Failed, Some(REPLICA_STOPPED))?;
             let finish = Finish {
                 stored: StoredTask::of(&task)?,
                 new_in_context: self.new_in_context(&owner, &task_id).await?,
@@ -517,10 +518,17 @@ impl Run {
 
         let mut renewal = tokio::time::interval(shared.settings.lease / 3);
         renewal.tick().await;
+        let work = AssertUnwindSafe(work).catch_unwind();
         tokio::pin!(work);
         let task = loop {
             tokio::select! {
-                task = &mut work => break task,
+                outcome = &mut work => break match outcome {
+                    Ok(task) => task,
+                    Err(_panic) => {
+                        tracing::error!(task_id = %working.id, "a running task's work panicked");
+                        ended(&working_json, TaskState::Failed, Some(WORK_PANICKED))?
+                    }
+                },
                 _ = renewal.tick() => {
                     if !self.renew(None).await? {
                         // Canceled or reaped elsewhere: the work is dropped here.

@@ -195,7 +195,9 @@ impl RuntimeBackend for RedisBackend {
             .arg(self.task_ttl_secs)
             .invoke_async(&mut connection)
             .await?;
-        if started != 1 {
+        // Refused at the cap: the entry goes. A task that already runs keeps its own entry
+        // (the same member), only renewed by the ZADD above.
+        if started == 0 {
             let _: i64 = redis::cmd("ZREM")
                 .arg(LEASES_KEY)
                 .arg(&member)

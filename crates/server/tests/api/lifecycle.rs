@@ -371,6 +371,36 @@ async fn fails(backing: &Backing) {
     );
 }
 
+/// Work that panics ends its task `failed` at once, not when its lease runs out.
+async fn panics(backing: &Backing) {
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("a question that breaks the skill");
+    replica
+        .runtime
+        .start(new_task(&owner, &task), |_sink| async move {
+            panic!("the work broke")
+        })
+        .await
+        .unwrap();
+    let mut events = subscribe(&replica, &owner, &task.id).await;
+    let events = all_events(&mut events).await;
+    assert_eq!(
+        kinds(&events),
+        ["task", "status:working", "status:failed:final"]
+    );
+    assert!(
+        events[2]["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("internal error")
+    );
+    assert_eq!(
+        state_of(&replica, &owner, &task.id).await,
+        Some(TaskState::Failed)
+    );
+}
+
 /// working → canceled: the work is dropped, the task kept `canceled`, the log closed; a second
 /// cancel finds nothing working (the caller then answers as for any finished task).
 async fn cancels(backing: &Backing) {
@@ -635,6 +665,16 @@ async fn memory_fails() {
 #[tokio::test]
 async fn redis_fails() {
     fails(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_panics() {
+    panics(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_panics() {
+    panics(&Backing::redis()).await;
 }
 
 #[tokio::test]
