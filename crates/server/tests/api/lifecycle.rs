@@ -12,11 +12,12 @@ use magisterium_a2a::runtime::{
     Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
     RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime,
 };
+use magisterium_a2a::sse::{EventWire, event_stream};
 use magisterium_a2a::store::{MemoryStore, Owner, RedisStore, TaskStore, decode_task};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::helpers::{RedisServer, uuid};
+use crate::helpers::{RedisServer, http_client, uuid};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -725,4 +726,157 @@ async fn memory_lease_runs_out() {
 #[tokio::test]
 async fn redis_lease_runs_out() {
     lease_runs_out(&Backing::redis()).await;
+}
+
+/// Serves one stream answer on a loopback port and returns its URL.
+async fn serve_stream(response: axum::response::Response) -> String {
+    let slot = Arc::new(std::sync::Mutex::new(Some(response)));
+    let router = axum::Router::new().route(
+        "/stream",
+        axum::routing::get(move || {
+            let slot = Arc::clone(&slot);
+            async move { slot.lock().unwrap().take().expect("one request") }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/stream", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+/// An SSE body split into its frames: `Ok(json)` for data, `Err(text)` for comments.
+fn frames(body: &str) -> Vec<Result<Value, String>> {
+    body.split("\n\n")
+        .filter(|frame| !frame.trim().is_empty())
+        .map(|frame| match frame.strip_prefix("data: ") {
+            Some(data) => Ok(serde_json::from_str(data).unwrap()),
+            None => Err(frame.trim_start_matches(':').trim().to_string()),
+        })
+        .collect()
+}
+
+/// A task whose work waits for a release, streamed on `wire`; returns the URL and the release.
+async fn streamed_task(
+    replica: &Replica,
+    wire: EventWire,
+) -> (String, oneshot::Sender<()>, Owner, String) {
+    let owner = Owner::of("", &uuid());
+    let task = submitted("stream me");
+    let (release, released) = oneshot::channel::<()>();
+    let done = finished(
+        task.clone(),
+        TaskState::Completed,
+        vec![artifact("a", "all")],
+    );
+    replica
+        .runtime
+        .start(new_task(&owner, &task), move |_sink| async move {
+            let _ = released.await;
+            done
+        })
+        .await
+        .unwrap();
+    let subscription = subscribe(replica, &owner, &task.id).await;
+    let failure = bytes::Bytes::from_static(
+        br#"{"jsonrpc":"2.0","id":"req-7","error":{"code":-32603,"message":"Internal error"}}"#,
+    );
+    let response = event_stream(
+        subscription,
+        Some(a2a_types::Id::Str("req-7".into())),
+        wire,
+        failure,
+    );
+    (serve_stream(response).await, release, owner, task.id)
+}
+
+#[tokio::test]
+async fn a_0_3_stream_is_one_response_per_event_with_keep_alives_and_a_final_status() {
+    let backing = Backing::memory();
+    let replica = backing.replica(settings()).await;
+    let (url, release, _, _) = streamed_task(&replica, EventWire::V03).await;
+    let response = http_client().get(&url).send().await.unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/event-stream",
+        "an SSE answer"
+    );
+    // Idle for more than a keep-alive interval before the work ends.
+    tokio::time::sleep(settings().keepalive * 2).await;
+    release.send(()).unwrap();
+    let body = tokio::time::timeout(WAIT, response.text())
+        .await
+        .expect("the stream ends after the final status")
+        .unwrap();
+    let frames = frames(&body);
+    assert!(
+        frames.iter().any(|f| f == &Err("keep-alive".to_string())),
+        "an idle stream gets keep-alive comments: {body}"
+    );
+    let events: Vec<Value> = frames.into_iter().filter_map(Result::ok).collect();
+    for event in &events {
+        assert_eq!(event["jsonrpc"], "2.0");
+        assert_eq!(event["id"], "req-7", "each event carries the request id");
+    }
+    let results: Vec<Value> = events.iter().map(|e| e["result"].clone()).collect();
+    assert_eq!(
+        kinds(&results),
+        [
+            "task",
+            "status:working",
+            "artifact-update",
+            "status:completed:final"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_1_0_stream_wraps_each_event_by_what_it_is() {
+    let backing = Backing::memory();
+    let replica = backing.replica(settings()).await;
+    let (url, release, _, _) = streamed_task(&replica, EventWire::V1).await;
+    release.send(()).unwrap();
+    let body = tokio::time::timeout(WAIT, http_client().get(&url).send().await.unwrap().text())
+        .await
+        .unwrap()
+        .unwrap();
+    let results: Vec<Value> = frames(&body)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|event| event["result"].clone())
+        .collect();
+    let members: Vec<&str> = results
+        .iter()
+        .map(|r| r.as_object().unwrap().keys().next().unwrap().as_str())
+        .collect();
+    assert_eq!(
+        members,
+        ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
+    );
+    assert_eq!(
+        results[0]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED"
+    );
+    assert_eq!(
+        results[3]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(
+        results[3]["statusUpdate"].get("final").is_none(),
+        "1.0 has no `final`"
+    );
+    assert_eq!(results[2]["artifactUpdate"]["lastChunk"], true);
+}
+
+#[tokio::test]
+async fn a_client_leaving_a_stream_does_not_cancel_the_task() {
+    let backing = Backing::redis();
+    let replica = backing.replica(settings()).await;
+    let (url, release, owner, task_id) = streamed_task(&replica, EventWire::V03).await;
+    let mut response = http_client().get(&url).send().await.unwrap();
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("\"kind\":\"task\""));
+    drop(response);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    release.send(()).unwrap();
+    eventually_state(&replica, &owner, &task_id, TaskState::Completed).await;
 }
