@@ -12,6 +12,7 @@ use magisterium_a2a::runtime::{
     Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
     RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime,
 };
+use magisterium_a2a::skill_stream::{StreamedRun, run_streamed};
 use magisterium_a2a::sse::{EventWire, event_stream};
 use magisterium_a2a::store::{MemoryStore, Owner, RedisStore, TaskStore, decode_task};
 use serde_json::Value;
@@ -879,4 +880,164 @@ async fn a_client_leaving_a_stream_does_not_cancel_the_task() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     release.send(()).unwrap();
     eventually_state(&replica, &owner, &task_id, TaskState::Completed).await;
+}
+
+/// A skill that writes its answer in three pieces, pausing between them, or never finishes.
+struct Typist {
+    info: skills::SkillInfo,
+}
+
+const TYPIST: skills::SkillInfo = skills::SkillInfo {
+    id: "test_typist",
+    ..crate::helpers::ECHO
+};
+const STALLED: skills::SkillInfo = skills::SkillInfo {
+    id: "test_stalled",
+    ..crate::helpers::ECHO
+};
+
+#[async_trait::async_trait]
+impl skills::Skill for Typist {
+    fn info(&self) -> &skills::SkillInfo {
+        &self.info
+    }
+
+    async fn run(
+        &self,
+        _request: skills::SkillRequest,
+    ) -> Result<skills::SkillOutput, skills::SkillError> {
+        unreachable!("only run_streaming is called")
+    }
+
+    async fn run_streaming(
+        &self,
+        _request: skills::SkillRequest,
+        events: tokio::sync::mpsc::Sender<skills::SkillEvent>,
+    ) -> Result<skills::SkillOutput, skills::SkillError> {
+        if self.info.id == "test_stalled" {
+            std::future::pending::<()>().await;
+        }
+        let pieces = ["The answer ", "is ", "written."];
+        for (at, text) in pieces.iter().enumerate() {
+            let event = skills::SkillEvent::ArtifactText {
+                artifact_name: "answer",
+                text: text.to_string(),
+                append: at > 0,
+                last_chunk: at == pieces.len() - 1,
+            };
+            events.send(event).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut data = serde_json::Map::new();
+        data.insert("citations".into(), serde_json::json!([]));
+        Ok(skills::SkillOutput {
+            artifact_name: "answer",
+            text: pieces.concat(),
+            data,
+        })
+    }
+}
+
+/// Runs a test skill as a task's work through `run_streamed`; returns the task's events.
+async fn streamed_skill(info: skills::SkillInfo, timeout: Duration) -> (Vec<Value>, Task) {
+    let backing = Backing::memory();
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("a question");
+    let base = task.clone();
+    replica
+        .runtime
+        .start(new_task(&owner, &task), move |sink| async move {
+            let request = skills::SkillRequest::from_text("a question", chrono::Utc::now());
+            match run_streamed(&Typist { info }, request, &sink, "art-1", timeout).await {
+                StreamedRun::Done(output) => finished(
+                    base,
+                    TaskState::Completed,
+                    vec![Artifact {
+                        artifact_id: "art-1".into(),
+                        name: Some(output.artifact_name.into()),
+                        parts: vec![Part::text(output.text), Part::data(output.data)],
+                    }],
+                ),
+                StreamedRun::Failed(reason) => {
+                    let mut failed = finished(base, TaskState::Failed, Vec::new());
+                    failed.status.message = Some(Message::agent_text(uuid(), reason));
+                    failed
+                }
+            }
+        })
+        .await
+        .unwrap();
+    let mut subscription = subscribe(&replica, &owner, &task.id).await;
+    let events = all_events(&mut subscription).await;
+    let stored = decode_task(
+        &replica
+            .runtime
+            .read(&owner, &task.id)
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    (events, stored)
+}
+
+#[tokio::test]
+async fn a_skills_pieces_become_chunks_of_the_stored_artifact() {
+    let (events, stored) = streamed_skill(TYPIST, Duration::from_secs(10)).await;
+    assert_eq!(
+        kinds(&events),
+        [
+            "task",
+            "status:working",
+            "artifact-update",
+            "artifact-update",
+            "artifact-update",
+            "artifact-update",
+            "status:completed:final"
+        ]
+    );
+    let chunks = &events[2..6];
+    let flags: Vec<(bool, bool)> = chunks
+        .iter()
+        .map(|c| (c["append"] == true, c["lastChunk"] == true))
+        .collect();
+    assert_eq!(
+        flags,
+        [(false, false), (true, false), (true, false), (true, true)],
+        "the first chunk starts the artifact, the data part closes it"
+    );
+    let text: String = chunks[..3]
+        .iter()
+        .map(|c| c["artifact"]["parts"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "The answer is written.");
+    assert_eq!(chunks[3]["artifact"]["parts"][0]["kind"], "data");
+    for chunk in chunks {
+        assert_eq!(chunk["artifact"]["artifactId"], "art-1");
+    }
+    assert_eq!(stored.status.state, TaskState::Completed);
+    assert_eq!(
+        stored.artifacts[0].parts[0],
+        Part::text("The answer is written.")
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_skill_past_its_time_ends_the_task_failed() {
+    let (events, stored) = streamed_skill(STALLED, Duration::from_millis(300)).await;
+    assert_eq!(
+        kinds(&events),
+        ["task", "status:working", "status:failed:final"]
+    );
+    assert_eq!(stored.status.state, TaskState::Failed);
+    assert!(
+        stored
+            .status
+            .message
+            .unwrap()
+            .text()
+            .contains("did not finish"),
+        "the task says why"
+    );
 }

@@ -1,0 +1,116 @@
+//! A skill run as a running task's work: its artifact's text goes to the task's event log as it
+//! is written (artifact updates with `append` and `lastChunk`), and the data part follows as the
+//! artifact's last chunk, so a subscriber who joins the chunks holds the stored artifact.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::FutureExt;
+use skills::{Skill, SkillError, SkillEvent, SkillOutput, SkillRequest};
+use tokio::sync::mpsc;
+
+use a2a_types::{Artifact, Part};
+
+use crate::runtime::EventSink;
+
+/// Pieces the skill may send before the reader takes them; a full channel makes the skill join
+/// its next pieces (never wait), so this bounds memory, not speed.
+const PIECES_IN_FLIGHT: usize = 64;
+
+/// How a skill's streamed run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamedRun {
+    /// The output, whose text and data were sent as chunks of the artifact `artifact_id`.
+    Done(SkillOutput),
+    /// The skill could not do the work (or ran out of time, or broke): the task ends `failed`
+    /// with this text as the agent's message. Chunks already sent stay in the log.
+    Failed(String),
+}
+
+/// Runs `skill` under `timeout`, sending its text pieces and then its data part as chunks of
+/// the artifact `artifact_id` through `sink`. A log that refuses chunks (full, or closed by a
+/// cancel) does not stop the skill: the stored task holds the whole answer either way.
+pub async fn run_streamed(
+    skill: &dyn Skill,
+    request: SkillRequest,
+    sink: &EventSink,
+    artifact_id: &str,
+    timeout: Duration,
+) -> StreamedRun {
+    let id = skill.info().id;
+    let (pieces, mut received) = mpsc::channel(PIECES_IN_FLIGHT);
+    let work = AssertUnwindSafe(skill.run_streaming(request, pieces)).catch_unwind();
+    let work = tokio::time::timeout(timeout, work);
+    tokio::pin!(work);
+    let mut started = false;
+    let outcome = loop {
+        tokio::select! {
+            // Pieces first: every piece sent before the output is forwarded before it.
+            biased;
+            Some(SkillEvent::ArtifactText { artifact_name, text, .. }) = received.recv() => {
+                let chunk = Artifact {
+                    artifact_id: artifact_id.to_string(),
+                    name: Some(artifact_name.to_string()),
+                    parts: vec![Part::text(text)],
+                };
+                forward(sink, chunk, started).await;
+                started = true;
+            }
+            outcome = &mut work => break outcome,
+        }
+    };
+    // Pieces sent just before the output.
+    while let Ok(SkillEvent::ArtifactText {
+        artifact_name,
+        text,
+        ..
+    }) = received.try_recv()
+    {
+        let chunk = Artifact {
+            artifact_id: artifact_id.to_string(),
+            name: Some(artifact_name.to_string()),
+            parts: vec![Part::text(text)],
+        };
+        forward(sink, chunk, started).await;
+        started = true;
+    }
+    match outcome {
+        Err(_) => StreamedRun::Failed(format!(
+            "The skill `{id}` did not finish within {} seconds. Please try again later.",
+            timeout.as_secs()
+        )),
+        Ok(Err(_panic)) => {
+            tracing::error!(skill = id, "a streamed skill panicked");
+            StreamedRun::Failed(format!(
+                "The skill `{id}` failed: the server met an internal error. Please try again later."
+            ))
+        }
+        Ok(Ok(Err(SkillError::Failed(reason) | SkillError::InvalidInput(reason)))) => {
+            StreamedRun::Failed(reason)
+        }
+        Ok(Ok(Err(SkillError::Internal(detail)))) => {
+            tracing::error!(skill = id, %detail, "a streamed skill met an internal fault");
+            StreamedRun::Failed(format!(
+                "The skill `{id}` failed: the server met an internal error. Please try again later."
+            ))
+        }
+        Ok(Ok(Ok(output))) => {
+            let data = Artifact {
+                artifact_id: artifact_id.to_string(),
+                name: Some(output.artifact_name.to_string()),
+                parts: vec![Part::data(output.data.clone())],
+            };
+            if let Err(error) = sink.artifact(data, started, true).await {
+                tracing::warn!(%error, "the data part could not be logged; the stored task has it");
+            }
+            StreamedRun::Done(output)
+        }
+    }
+}
+
+/// Sends one text chunk; never the last (the data part closes the artifact).
+async fn forward(sink: &EventSink, chunk: Artifact, append: bool) {
+    if let Err(error) = sink.artifact(chunk, append, false).await {
+        tracing::warn!(%error, "a streamed chunk could not be logged; the stored task has it");
+    }
+}
