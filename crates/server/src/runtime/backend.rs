@@ -158,6 +158,10 @@ pub trait RuntimeBackend: Send + Sync {
         caps: LogCaps,
     ) -> Result<Appended, StoreError>;
 
+    /// Empties a task's log, for a new run of the task (a continued task runs under the same
+    /// id; its earlier run's log ended with a final event).
+    async fn clear_log(&self, key: &TaskKey) -> Result<(), StoreError>;
+
     /// Up to `max` events after `after`, each with its cursor.
     async fn read(
         &self,

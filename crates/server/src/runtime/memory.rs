@@ -231,6 +231,11 @@ impl RuntimeBackend for MemoryBackend {
         Ok(Appended::Added)
     }
 
+    async fn clear_log(&self, key: &TaskKey) -> Result<(), StoreError> {
+        self.logs.invalidate(key);
+        Ok(())
+    }
+
     async fn read(
         &self,
         key: &TaskKey,

@@ -219,6 +219,9 @@ impl TaskRuntime {
             return Ok(Started::Busy { limit });
         }
         let key = TaskKey::of(&new.owner, &task.id);
+        if !new.new_in_context {
+            shared.backend.clear_log(&key).await?;
+        }
         shared.append(&key, &submitted, false).await?;
         let sink = EventSink {
             shared: Arc::clone(shared),

@@ -373,6 +373,15 @@ impl RuntimeBackend for RedisBackend {
         }
     }
 
+    async fn clear_log(&self, key: &TaskKey) -> Result<(), StoreError> {
+        let _: i64 = redis::cmd("DEL")
+            .arg(Self::log_key(key))
+            .arg(Self::log_counters_key(key))
+            .query_async(&mut self.connection.clone())
+            .await?;
+        Ok(())
+    }
+
     async fn read(
         &self,
         key: &TaskKey,

@@ -373,6 +373,60 @@ async fn fails(backing: &Backing) {
     );
 }
 
+/// A continued task runs again under its id: the new run has a log of its own, and ends
+/// stored with its new turn.
+async fn runs_again(backing: &Backing) {
+    let replica = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("first turn");
+    let first = finished(
+        task.clone(),
+        TaskState::Completed,
+        vec![artifact("a1", "one")],
+    );
+    replica
+        .runtime
+        .start(new_task(&owner, &task), move |_sink| async move { first })
+        .await
+        .unwrap();
+    eventually_state(&replica, &owner, &task.id, TaskState::Completed).await;
+
+    let mut again = task.clone();
+    again
+        .history
+        .push(Message::agent_text(uuid(), "second turn"));
+    let second = finished(
+        again.clone(),
+        TaskState::Completed,
+        vec![artifact("a2", "two")],
+    );
+    let continued = NewTask {
+        owner: owner.clone(),
+        task: again,
+        new_in_context: false,
+    };
+    replica
+        .runtime
+        .start(continued, move |_sink| async move { second })
+        .await
+        .unwrap();
+    let mut events = subscribe(&replica, &owner, &task.id).await;
+    let events = all_events(&mut events).await;
+    assert_eq!(
+        kinds(&events),
+        [
+            "task",
+            "status:working",
+            "artifact-update",
+            "status:completed:final"
+        ],
+        "the second run's log, whole and alone"
+    );
+    assert_eq!(events[2]["artifact"]["artifactId"], "a2");
+    let stored = decode_task(&replica.store.get(&owner, &task.id).await.unwrap().unwrap()).unwrap();
+    assert_eq!(stored.history.len(), 2);
+}
+
 /// Work that panics ends its task `failed` at once, not when its lease runs out.
 async fn panics(backing: &Backing) {
     let replica = backing.replica(settings()).await;
@@ -677,6 +731,16 @@ async fn memory_panics() {
 #[tokio::test]
 async fn redis_panics() {
     panics(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_runs_again() {
+    runs_again(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_runs_again() {
+    runs_again(&Backing::redis()).await;
 }
 
 #[tokio::test]
