@@ -20,6 +20,7 @@ use crate::auth::{AuthSetupError, Authenticator};
 use crate::card::ServedCards;
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::conformance::Kit;
+use crate::dispatch::Capabilities;
 use crate::guard::Guard;
 use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
@@ -27,8 +28,9 @@ use crate::metrics::Metrics;
 use crate::paths;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
+use crate::runtime::{MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime};
 use crate::serve::{self, ConnectionLimits};
-use crate::service::A2aService;
+use crate::service::{A2aService, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
 
 /// Why the server could not start.
@@ -198,17 +200,38 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
     Ok(registry)
 }
 
-/// Opens the configured task store (running migrations for Redis).
-pub async fn open_store(settings: &Settings) -> Result<Arc<dyn TaskStore>, StartupError> {
+/// Opens the configured task store (running migrations for Redis) and the runtime of the tasks
+/// that run after their call returns, over the same backing.
+pub async fn open_store(
+    settings: &Settings,
+) -> Result<(Arc<dyn TaskStore>, TaskRuntime), StartupError> {
     let ttl = Duration::from_secs(settings.store.task_ttl_secs);
-    Ok(match settings.store.backend {
-        StoreBackend::Memory => Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks)),
-        StoreBackend::Redis => {
-            let url = settings.store.redis_url.as_deref().unwrap_or_default();
-            let timeout = Duration::from_millis(settings.store.redis_timeout_ms);
-            Arc::new(RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout).await?)
-        }
-    })
+    let runtime_settings = RuntimeSettings::from(&settings.tasks);
+    let (store, backend): (Arc<dyn TaskStore>, Arc<dyn RuntimeBackend>) =
+        match settings.store.backend {
+            StoreBackend::Memory => {
+                let store = Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks));
+                let backend = Arc::new(MemoryBackend::new(
+                    Arc::clone(&store),
+                    runtime_settings.log.ttl,
+                    settings.store.memory_max_tasks,
+                ));
+                (store, backend)
+            }
+            StoreBackend::Redis => {
+                let url = settings.store.redis_url.as_deref().unwrap_or_default();
+                let timeout = Duration::from_millis(settings.store.redis_timeout_ms);
+                let store =
+                    RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout).await?;
+                let connection = redis_conn::connect(url, settings.store.redis_cluster, timeout)
+                    .await
+                    .map_err(StoreError::from)?;
+                let backend = RedisBackend::connect(connection, url, ttl).await?;
+                (Arc::new(store), Arc::new(backend))
+            }
+        };
+    let runtime = TaskRuntime::new(backend, Arc::clone(&store), runtime_settings);
+    Ok((store, runtime))
 }
 
 /// A bound, ready-to-run server.
@@ -287,7 +310,7 @@ impl Application {
             jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
         }
 
-        let store = open_store(&settings).await?;
+        let (store, runtime) = open_store(&settings).await?;
         let push = Arc::new(Push::open(&settings, &base_url).await?);
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
         let metrics = Arc::new(Metrics::new());
@@ -324,7 +347,10 @@ impl Application {
         });
         let service = A2aService::new(
             skills,
-            Arc::clone(&store),
+            Tasks {
+                store: Arc::clone(&store),
+                runtime: Arc::new(runtime),
+            },
             limiter,
             Arc::clone(&metrics),
             Duration::from_secs(settings.server.request_timeout_secs),
@@ -350,6 +376,9 @@ impl Application {
             body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             kit: kit.clone(),
             push: Arc::clone(&push),
+            capabilities: Capabilities {
+                streaming: settings.agent.streaming,
+            },
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,

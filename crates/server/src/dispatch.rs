@@ -7,6 +7,7 @@
 //! that runs it. The methods refused today (streaming, resubscription, push-notification
 //! configs, the extended card) have their rows already, marked [`Handler::Refuse`].
 
+use a2a_types::v1::CancelTaskRequest;
 use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams};
 
 use crate::auth::Principal;
@@ -14,7 +15,7 @@ use crate::error::{ApiError, Refusal};
 use crate::params::{Params, parse_params};
 use crate::service::{
     A2aService, CancelRequest, FinishedTask, GetRequest, ListRequest, Reply, SendRequest,
-    Simulation, validate_user_message,
+    Simulation, Streamed, SubscribeRequest, validate_user_message,
 };
 use crate::v1;
 use crate::wire::{Version, Wire};
@@ -40,6 +41,36 @@ pub enum Handler {
     Serve(fn(Params<'_>) -> Result<Call, ApiError>),
     /// Refused today: `-32601` on 0.3, the [`Refusal`]'s error on 1.0.
     Refuse(Refusal),
+    /// Served as [`Handler::Serve`] when the deployment offers the capability, refused as
+    /// [`Handler::Refuse`] when it does not.
+    Optional(
+        Capability,
+        fn(Params<'_>) -> Result<Call, ApiError>,
+        Refusal,
+    ),
+}
+
+/// A capability a deployment may switch off (`A2A__AGENT__*`), as its card advertises it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// Streamed answers and resubscription (`capabilities.streaming`).
+    Streaming,
+}
+
+/// The capabilities a deployment offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Streamed answers and resubscription.
+    pub streaming: bool,
+}
+
+impl Capabilities {
+    /// Whether `capability` is offered.
+    pub fn offers(self, capability: Capability) -> bool {
+        match capability {
+            Capability::Streaming => self.streaming,
+        }
+    }
 }
 
 /// The bucket a method is charged to.
@@ -62,12 +93,24 @@ pub enum Call {
     Cancel(CancelRequest),
     /// A page of tasks (1.0 only).
     List(ListRequest),
+    /// A message to a skill, answered with its task's events.
+    Stream(SendRequest),
+    /// A task's events.
+    Subscribe(SubscribeRequest),
+}
+
+/// A call's answer: one JSON-RPC result, or a stream of them.
+pub enum Answer {
+    /// One result.
+    Reply(Reply),
+    /// A task's events, each written as a result of the method's wire.
+    Stream(Streamed),
 }
 
 impl Call {
     /// Hands the conformance kit's override to a send; other calls have none.
     pub fn simulate(&mut self, simulation: Option<Simulation>) {
-        if let Call::Send(request) = self {
+        if let Call::Send(request) | Call::Stream(request) = self {
             request.simulation = simulation;
         }
     }
@@ -76,18 +119,22 @@ impl Call {
 /// Every method of both wires.
 pub static METHODS: [Method; 22] = [
     serve("message/send", Version::V03, Metering::Skill, send_v03),
-    refuse(
+    optional(
         "message/stream",
         Version::V03,
         Metering::Skill,
+        Capability::Streaming,
+        stream_v03,
         Refusal::Operation,
     ),
     serve("tasks/get", Version::V03, Metering::Read, get_v03),
     serve("tasks/cancel", Version::V03, Metering::Read, cancel_v03),
-    refuse(
+    optional(
         "tasks/resubscribe",
         Version::V03,
         Metering::Read,
+        Capability::Streaming,
+        subscribe_v03,
         Refusal::Operation,
     ),
     refuse(
@@ -115,19 +162,23 @@ pub static METHODS: [Method; 22] = [
         Refusal::Push,
     ),
     serve("SendMessage", Version::V1, Metering::Skill, send_v1),
-    refuse(
+    optional(
         "SendStreamingMessage",
         Version::V1,
         Metering::Skill,
+        Capability::Streaming,
+        stream_v1,
         Refusal::Operation,
     ),
     serve("GetTask", Version::V1, Metering::Read, get_v1),
     serve("CancelTask", Version::V1, Metering::Read, cancel_v1),
     serve("ListTasks", Version::V1, Metering::Read, list_v1),
-    refuse(
+    optional(
         "SubscribeToTask",
         Version::V1,
         Metering::Read,
+        Capability::Streaming,
+        subscribe_v1,
         Refusal::Operation,
     ),
     refuse(
@@ -189,6 +240,22 @@ const fn serve(
     }
 }
 
+const fn optional(
+    name: &'static str,
+    version: Version,
+    metering: Metering,
+    capability: Capability,
+    parse: fn(Params<'_>) -> Result<Call, ApiError>,
+    refusal: Refusal,
+) -> Method {
+    Method {
+        name,
+        version,
+        handler: Handler::Optional(capability, parse, refusal),
+        metering,
+    }
+}
+
 const fn refuse(
     name: &'static str,
     version: Version,
@@ -226,27 +293,55 @@ pub fn label(method: Option<&Method>) -> &'static str {
 }
 
 impl Method {
-    /// The method's typed request, or the error its method or params get. Nothing runs, so a
-    /// notification is checked this way before its refusal.
-    pub fn parse(&self, params: Params<'_>) -> Result<Call, ApiError> {
+    /// The method's typed request, or the error its method or params get, on a deployment
+    /// offering `offered`. Nothing runs, so a notification is checked this way before its
+    /// refusal.
+    pub fn parse(&self, params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
         match self.handler {
             Handler::Serve(parse) => parse(params),
-            Handler::Refuse(refusal) => Err(ApiError::Unsupported {
-                method: self.name,
-                refusal,
-            }),
+            Handler::Optional(capability, parse, _) if offered.offers(capability) => parse(params),
+            Handler::Refuse(refusal) | Handler::Optional(_, _, refusal) => {
+                Err(ApiError::Unsupported {
+                    method: self.name,
+                    refusal,
+                })
+            }
         }
     }
 
-    /// Whether the call runs a skill: the conformance kit's in-service scenarios
-    /// (`rate_limited` in the skill's bucket, `skill_failed`) apply to these calls only.
-    pub fn runs_a_skill(&self) -> bool {
-        matches!(self.handler, Handler::Serve(_)) && self.metering == Metering::Skill
+    /// Whether the call runs a skill on a deployment offering `offered`: the conformance kit's
+    /// in-service scenarios (`rate_limited` in the skill's bucket, `skill_failed`) apply to
+    /// these calls only.
+    pub fn runs_a_skill(&self, offered: Capabilities) -> bool {
+        let served = match self.handler {
+            Handler::Serve(_) => true,
+            Handler::Optional(capability, _, _) => offered.offers(capability),
+            Handler::Refuse(_) => false,
+        };
+        served && self.metering == Metering::Skill
     }
 }
 
 /// Runs a call over the service and spells its answer in the method's wire.
 pub async fn run(
+    service: &A2aService,
+    principal: &Principal,
+    version: Version,
+    call: Call,
+) -> Result<Answer, ApiError> {
+    match call {
+        Call::Stream(request) => service.stream(principal, request).await.map(Answer::Stream),
+        Call::Subscribe(request) => service
+            .subscribe(principal, request)
+            .await
+            .map(Answer::Stream),
+        call => reply(service, principal, version, call)
+            .await
+            .map(Answer::Reply),
+    }
+}
+
+async fn reply(
     service: &A2aService,
     principal: &Principal,
     version: Version,
@@ -269,6 +364,9 @@ pub async fn run(
             task_reply(version, task)
         }
         Call::List(request) => v1::list_reply(service.list(principal, request).await?),
+        Call::Stream(_) | Call::Subscribe(_) => Err(ApiError::Internal(
+            "a streamed call reached the single-answer path".into(),
+        )),
     }
 }
 
@@ -280,13 +378,44 @@ fn task_reply(version: Version, stored: bytes::Bytes) -> Result<Reply, ApiError>
 }
 
 fn send_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    user_message_v03(params).map(Call::Send)
+}
+
+fn stream_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    user_message_v03(params).map(Call::Stream)
+}
+
+/// A 0.3 message: blocking unless `configuration.blocking` is `false`.
+fn user_message_v03(params: Params<'_>) -> Result<SendRequest, ApiError> {
     let params: MessageSendParams = parse_params(params)?;
     validate_user_message(&params.message)?;
-    Ok(Call::Send(SendRequest {
+    let blocking = params
+        .configuration
+        .as_ref()
+        .and_then(|c| c.get("blocking"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(true);
+    Ok(SendRequest {
         params,
         finished: FinishedTask::Continue,
         simulation: None,
-    }))
+        blocking,
+    })
+}
+
+fn subscribe_v03(params: Params<'_>) -> Result<Call, ApiError> {
+    let params: TaskIdParams = parse_params(params)?;
+    Ok(Call::Subscribe(SubscribeRequest { id: params.id }))
+}
+
+fn stream_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    v1::send_request(parse_params(params)?).map(Call::Stream)
+}
+
+/// `SubscribeToTask` takes the params of `CancelTask`: the task id (and an ignored tenant).
+fn subscribe_v1(params: Params<'_>) -> Result<Call, ApiError> {
+    let request: CancelTaskRequest = parse_params(params)?;
+    Ok(Call::Subscribe(SubscribeRequest { id: request.id }))
 }
 
 fn get_v03(params: Params<'_>) -> Result<Call, ApiError> {
@@ -363,9 +492,10 @@ mod tests {
 
     #[test]
     fn refused_methods_are_refused_with_their_1_0_error_and_only_sends_run_a_skill() {
+        let off = Capabilities { streaming: false };
         let refused = find("SendStreamingMessage")
             .unwrap()
-            .parse(Params::Raw(None))
+            .parse(Params::Raw(None), off)
             .unwrap_err();
         assert!(matches!(
             refused,
@@ -380,9 +510,24 @@ mod tests {
         );
         let running: Vec<_> = METHODS
             .iter()
-            .filter(|m| m.runs_a_skill())
+            .filter(|m| m.runs_a_skill(off))
             .map(|m| m.name)
             .collect();
         assert_eq!(running, ["message/send", "SendMessage"]);
+        let on = Capabilities { streaming: true };
+        let running: Vec<_> = METHODS
+            .iter()
+            .filter(|m| m.runs_a_skill(on))
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(
+            running,
+            [
+                "message/send",
+                "message/stream",
+                "SendMessage",
+                "SendStreamingMessage"
+            ]
+        );
     }
 }

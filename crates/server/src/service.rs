@@ -23,6 +23,10 @@ use crate::error::ApiError;
 use crate::limits::{Decision, RateLimiter};
 use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
+use crate::runtime::{
+    Canceled, EventSink, NewTask, Started, Subscribed, Subscription, TaskRuntime,
+};
+use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
     MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, short_hash,
 };
@@ -79,6 +83,7 @@ pub struct SentMessage {
 pub struct A2aService {
     skills: SkillRegistry,
     store: Arc<dyn TaskStore>,
+    runtime: Arc<TaskRuntime>,
     limiter: Arc<dyn RateLimiter>,
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
@@ -112,6 +117,36 @@ pub struct SendRequest {
     pub finished: FinishedTask,
     /// The conformance kit's override, when a scenario simulates a condition of the service.
     pub simulation: Option<Simulation>,
+    /// Whether the answer waits for the task to end (0.3 `configuration.blocking`, the
+    /// default; 1.0 `returnImmediately` is its opposite).
+    pub blocking: bool,
+}
+
+/// `tasks/resubscribe` and `SubscribeToTask`.
+#[derive(Debug)]
+pub struct SubscribeRequest {
+    /// The task's id.
+    pub id: String,
+}
+
+/// A task's events, answered as a stream, with the rate-limit decision when one was charged.
+pub struct Streamed {
+    /// The events, from the task's first.
+    pub subscription: Subscription,
+    /// The decision and bucket of a charged send, for the `RateLimit` headers.
+    pub rate: Option<(Decision, Bucket)>,
+}
+
+/// What [`A2aService::begin`] did with a message.
+enum Begun {
+    /// The same message was sent before: its task's id.
+    Replayed(String),
+    /// The task runs: its id, its `submitted` JSON and the decision charged.
+    Started {
+        task_id: String,
+        submitted: Bytes,
+        rate: (Decision, Bucket),
+    },
 }
 
 /// `tasks/get` and `GetTask`.
@@ -139,11 +174,20 @@ pub struct ListRequest {
     pub include_artifacts: bool,
 }
 
+/// Where tasks live: the store of finished tasks and the runtime of running ones, over the
+/// same backing.
+pub struct Tasks {
+    /// Finished tasks, kept 24 h.
+    pub store: Arc<dyn TaskStore>,
+    /// Tasks that run after their call returned.
+    pub runtime: Arc<TaskRuntime>,
+}
+
 impl A2aService {
     /// Wires the parts together.
     pub fn new(
         skills: SkillRegistry,
-        store: Arc<dyn TaskStore>,
+        tasks: Tasks,
         limiter: Arc<dyn RateLimiter>,
         metrics: Arc<Metrics>,
         skill_timeout: Duration,
@@ -152,7 +196,8 @@ impl A2aService {
     ) -> Self {
         A2aService {
             skills,
-            store,
+            store: tasks.store,
+            runtime: tasks.runtime,
             limiter,
             metrics,
             skill_timeout,
@@ -181,14 +226,18 @@ impl A2aService {
         }
     }
 
-    /// Cancels the caller's task: never possible, since every stored task is terminal (skills
-    /// run synchronously), so the answer is the refusal naming its state.
+    /// Cancels the caller's working task, wherever it runs: it ends `canceled` and its skill's
+    /// work is dropped. A task that ended already is refused, naming its state.
     pub async fn cancel(
         &self,
         principal: &Principal,
         request: CancelRequest,
     ) -> Result<Bytes, ApiError> {
         self.charge(principal, Bucket::Read).await?;
+        if let Canceled::Canceled(json) = self.runtime.cancel(&principal.owner, &request.id).await?
+        {
+            return Ok(json);
+        }
         let task = decode_task(&self.owned_task(&principal.owner, &request.id).await?)?;
         Err(ApiError::InvalidStateTransition(task.status.state.as_str()))
     }
@@ -248,9 +297,10 @@ impl A2aService {
         )))
     }
 
+    /// The owner's task, working or kept.
     async fn owned_task(&self, owner: &Owner, id: &str) -> Result<Bytes, ApiError> {
-        self.store
-            .get(owner, id)
+        self.runtime
+            .read(owner, id)
             .await?
             .ok_or_else(|| ApiError::TaskNotFound(id.to_string()))
     }
@@ -263,10 +313,28 @@ impl A2aService {
         principal: &Principal,
         request: SendRequest,
     ) -> Result<Reply, ApiError> {
+        if !request.blocking {
+            let sent = sent_message(&request.params)?;
+            return Ok(match self.begin(principal, request).await? {
+                Begun::Replayed(task_id) => Reply {
+                    result: self.owned_task(&principal.owner, &task_id).await?,
+                    rate: None,
+                    sent: Some(sent),
+                },
+                Begun::Started {
+                    submitted, rate, ..
+                } => Reply {
+                    result: submitted,
+                    rate: Some(rate),
+                    sent: Some(sent),
+                },
+            });
+        }
         let SendRequest {
             params,
             finished,
             simulation,
+            ..
         } = request;
         let message_key = message_key(&params)?;
         let sent = SentMessage {
@@ -296,6 +364,9 @@ impl A2aService {
             }
             None => None,
         };
+        if let Some(task) = &continued {
+            ended_already(task)?;
+        }
         if let (Some(task), FinishedTask::Refuse) = (&continued, finished) {
             // Every stored task is terminal: skills run synchronously.
             return Err(ApiError::TaskFinished {
@@ -375,6 +446,182 @@ impl A2aService {
             rate: Some((decision, bucket)),
             sent: Some(sent),
         })
+    }
+
+    /// `message/stream` and `SendStreamingMessage`: starts the task as a non-blocking send does
+    /// and answers with its events. A message sent again answers with its task's events.
+    pub async fn stream(
+        &self,
+        principal: &Principal,
+        request: SendRequest,
+    ) -> Result<Streamed, ApiError> {
+        let (task_id, rate) = match self.begin(principal, request).await? {
+            Begun::Replayed(task_id) => (task_id, None),
+            Begun::Started { task_id, rate, .. } => (task_id, Some(rate)),
+        };
+        let subscription = self.open_stream(&principal.owner, &task_id).await?;
+        Ok(Streamed { subscription, rate })
+    }
+
+    /// `tasks/resubscribe` and `SubscribeToTask`: the caller's task's events from the first,
+    /// then live until its final status; charged as a read.
+    pub async fn subscribe(
+        &self,
+        principal: &Principal,
+        request: SubscribeRequest,
+    ) -> Result<Streamed, ApiError> {
+        self.charge(principal, Bucket::Read).await?;
+        let subscription = self.open_stream(&principal.owner, &request.id).await?;
+        Ok(Streamed {
+            subscription,
+            rate: None,
+        })
+    }
+
+    async fn open_stream(&self, owner: &Owner, task_id: &str) -> Result<Subscription, ApiError> {
+        match self.runtime.subscribe(owner, task_id).await? {
+            Subscribed::Stream(subscription) => Ok(subscription),
+            Subscribed::NotFound => Err(ApiError::TaskNotFound(task_id.to_string())),
+            Subscribed::Busy { limit } => Err(ApiError::RateLimited {
+                retry_after_secs: self.runtime.settings().keepalive.as_secs(),
+                bucket: "streams",
+                limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            }),
+        }
+    }
+
+    /// Checks and charges a message exactly as a blocking send does, then starts its task on
+    /// the runtime (its skill streaming its answer into the task's events) without waiting
+    /// for it to end.
+    async fn begin(&self, principal: &Principal, request: SendRequest) -> Result<Begun, ApiError> {
+        let SendRequest {
+            params,
+            finished,
+            simulation,
+            ..
+        } = request;
+        let message_key = message_key(&params)?;
+        let mut message = params.message;
+        let skill = Arc::clone(self.skill_for(&message)?);
+        let owner = &principal.owner;
+        if let Some(record) = self.store.message(owner, &message_key).await? {
+            return Ok(Begun::Replayed(record.task_id));
+        }
+        let continued = match &message.task_id {
+            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
+            None => None,
+        };
+        if let Some(task) = &continued {
+            ended_already(task)?;
+            if finished == FinishedTask::Refuse {
+                return Err(ApiError::TaskFinished {
+                    task_id: task.id.clone(),
+                    state: task.status.state.as_str(),
+                });
+            }
+            if let Some(context_id) = &message.context_id
+                && &task.context_id != context_id
+            {
+                return Err(ApiError::InvalidParams(format!(
+                    "message.contextId `{context_id}` does not match the context of task `{}`",
+                    task.id
+                )));
+            }
+        }
+        let bucket = skill.info().bucket;
+        if let Some(Simulation::RateLimited { retry_after_secs }) = simulation {
+            return Err(ApiError::RateLimited {
+                retry_after_secs,
+                bucket: bucket.as_str(),
+                limit: None,
+            });
+        }
+        let decision = self.charge(principal, bucket).await?;
+        let context_id = continued
+            .as_ref()
+            .map(|t| t.context_id.clone())
+            .or_else(|| message.context_id.clone())
+            .unwrap_or_else(|| Uuid::new_v4().to_string());
+        let history = match &continued {
+            Some(task) => turns(&task.history),
+            None if message.context_id.is_some() => self
+                .store
+                .context(owner, &context_id, self.context_history_tasks)
+                .await?
+                .iter()
+                .flat_map(|t| turns(&t.history))
+                .collect(),
+            None => Vec::new(),
+        };
+        let skill_request = SkillRequest {
+            text: message.text(),
+            data: merged_data(&message),
+            history,
+            now: Utc::now(),
+            accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
+        };
+        let task_id = continued
+            .as_ref()
+            .map(|t| t.id.clone())
+            .unwrap_or_else(|| Uuid::new_v4().to_string());
+        message.task_id = Some(task_id.clone());
+        message.context_id = Some(context_id.clone());
+        let skill_id = skill.info().id;
+        let new_in_context = continued.is_none();
+        let mut history = continued.map(|t| t.history).unwrap_or_default();
+        history.push(message.clone());
+        let submitted = Task {
+            kind: "task".into(),
+            id: task_id.clone(),
+            context_id: context_id.clone(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                message: None,
+                timestamp: Some(now_timestamp()),
+            },
+            artifacts: Vec::new(),
+            history,
+            metadata: Some(skill_metadata(skill_id)),
+        };
+        self.check_task_size(StoredTask::of(&submitted)?.json.len())?;
+        let new = NewTask {
+            owner: owner.clone(),
+            new_in_context,
+            task: submitted.clone(),
+        };
+        let timeout = self.skill_timeout;
+        let metrics = Arc::clone(&self.metrics);
+        let skill_failed = simulation == Some(Simulation::SkillFailed);
+        let work = move |sink: EventSink| async move {
+            let artifact_id = Uuid::new_v4().to_string();
+            let outcome = if skill_failed {
+                Err(format!(
+                    "The skill `{skill_id}` failed (simulated by the conformance kit: skill_failed)."
+                ))
+            } else {
+                match run_streamed(skill.as_ref(), skill_request, &sink, &artifact_id, timeout)
+                    .await
+                {
+                    StreamedRun::Done(output) => Ok(output),
+                    StreamedRun::Failed(reason) => Err(reason),
+                }
+            };
+            let task = finish_task(submitted, &artifact_id, outcome);
+            metrics.task(skill_id, task.status.state.as_str());
+            task
+        };
+        match self.runtime.start(new, work).await? {
+            Started::Running(submitted) => Ok(Begun::Started {
+                task_id,
+                submitted,
+                rate: (decision, bucket),
+            }),
+            Started::Busy { limit } => Err(ApiError::RateLimited {
+                retry_after_secs: self.runtime.settings().lease.as_secs(),
+                bucket: "running",
+                limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
+            }),
+        }
     }
 
     /// Answers a message sent again with the task it produced.
@@ -460,6 +707,26 @@ pub fn validate_user_message(message: &Message) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Refuses a message for a task that is still running: its turn is not over.
+fn ended_already(task: &Task) -> Result<(), ApiError> {
+    if task.status.state.is_terminal() {
+        return Ok(());
+    }
+    Err(ApiError::InvalidParams(format!(
+        "task `{}` is still {}; wait for it to end or cancel it before sending it another message",
+        task.id,
+        task.status.state.as_str()
+    )))
+}
+
+/// The message a send carried, for the conformance kit.
+fn sent_message(params: &MessageSendParams) -> Result<SentMessage, ApiError> {
+    Ok(SentMessage {
+        message_id: params.message.message_id.clone(),
+        content_hash: message_key(params)?,
+    })
+}
+
 /// The idempotency key of a message: a hash of its content as the server understood it
 /// (message, its id included, and configuration; unknown fields dropped), so that the same
 /// message sent again is recognised and another message under a used id is one of its own.
@@ -494,6 +761,39 @@ fn turns(history: &[Message]) -> Vec<Turn> {
 
 fn now_timestamp() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn skill_metadata(skill_id: &str) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    metadata.insert("skillId".into(), Value::String(skill_id.to_string()));
+    metadata
+}
+
+/// A running task ended with its skill's outcome: the answer as the artifact `artifact_id`
+/// (the one its chunks were streamed under), the agent's reply in the history.
+fn finish_task(mut task: Task, artifact_id: &str, outcome: Result<SkillOutput, String>) -> Task {
+    let (state, reply, artifacts) = match outcome {
+        Ok(output) => {
+            let artifact = Artifact {
+                artifact_id: artifact_id.to_string(),
+                name: Some(output.artifact_name.to_string()),
+                parts: vec![Part::text(output.text.clone()), Part::data(output.data)],
+            };
+            (TaskState::Completed, output.text, vec![artifact])
+        }
+        Err(reason) => (TaskState::Failed, reason, Vec::new()),
+    };
+    let mut agent = Message::agent_text(Uuid::new_v4().to_string(), reply);
+    agent.task_id = Some(task.id.clone());
+    agent.context_id = Some(task.context_id.clone());
+    task.history.push(agent.clone());
+    task.artifacts = artifacts;
+    task.status = TaskStatus {
+        state,
+        message: (state == TaskState::Failed).then_some(agent),
+        timestamp: Some(now_timestamp()),
+    };
+    task
 }
 
 fn build_task(

@@ -30,10 +30,17 @@ pub fn send_request(request: SendMessageRequest) -> Result<SendRequest, ApiError
     let params =
         MessageSendParams::try_from(request).map_err(|e| ApiError::InvalidParams(e.to_string()))?;
     validate_user_message(&params.message)?;
+    let return_immediately = params
+        .configuration
+        .as_ref()
+        .and_then(|c| c.get("returnImmediately"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
     Ok(SendRequest {
         params,
         finished: FinishedTask::Refuse,
         simulation: None,
+        blocking: !return_immediately,
     })
 }
 

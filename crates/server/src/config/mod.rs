@@ -15,9 +15,11 @@ use skills::qa::LlmSettings;
 use skills::{Bucket, LiturgySettings, SkillSettings};
 
 mod push;
+mod tasks;
 
 use corpus::SearchMode;
 pub use push::PushSettings;
+pub use tasks::TaskSettings;
 
 /// The whole configuration of a server process.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -342,51 +344,6 @@ impl LimitSettings {
     }
 }
 
-/// Tasks that run after the call returns (streamed or non-blocking sends): what one user may
-/// hold open, how long a replica's claim on a running task lasts, how much each task's event
-/// log keeps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TaskSettings {
-    /// Tasks one user may have running at once (`A2A__TASKS__MAX_RUNNING_PER_USER`); one more
-    /// is refused, so no user can occupy every replica's workers.
-    pub max_running_per_user: usize,
-    /// Streams one user may hold open at once (`A2A__TASKS__MAX_STREAMS_PER_USER`); each holds
-    /// a connection and a subscription.
-    pub max_streams_per_user: usize,
-    /// Events one task's log keeps (`A2A__TASKS__MAX_EVENTS_PER_TASK`); later chunks are left
-    /// out of the log (the stored task still holds the whole answer) and the final status
-    /// always goes in.
-    pub max_events_per_task: usize,
-    /// Bytes of event JSON one task's log keeps (`A2A__TASKS__MAX_EVENT_BYTES_PER_TASK`), with
-    /// the same rule.
-    pub max_event_bytes_per_task: usize,
-    /// How long a task's event log is kept after its last event, in seconds
-    /// (`A2A__TASKS__EVENT_TTL_SECS`), for subscribers that join late.
-    pub event_ttl_secs: u64,
-    /// Seconds a replica's claim on a running task lasts without renewal
-    /// (`A2A__TASKS__LEASE_SECS`); the replica renews it three times per lease, and any
-    /// replica ends a task whose lease ran out `failed`.
-    pub lease_secs: u64,
-    /// An idle stream gets a keep-alive comment every this many seconds
-    /// (`A2A__TASKS__KEEPALIVE_SECS`), so proxies keep it open.
-    pub keepalive_secs: u64,
-}
-
-impl Default for TaskSettings {
-    fn default() -> Self {
-        TaskSettings {
-            max_running_per_user: 8,
-            max_streams_per_user: 16,
-            max_events_per_task: 10_000,
-            max_event_bytes_per_task: 4 * 1024 * 1024,
-            event_ttl_secs: 3600,
-            lease_secs: 15,
-            keepalive_secs: 15,
-        }
-    }
-}
-
 /// What the agent card says about the deployment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -403,6 +360,10 @@ pub struct AgentSettings {
     pub provider_url: String,
     /// Documentation URL, if any.
     pub documentation_url: Option<String>,
+    /// Serve streamed answers and resubscription (`A2A__AGENT__STREAMING`), advertised as
+    /// `capabilities.streaming`; off, those methods are refused as the hosted reference
+    /// refuses them.
+    pub streaming: bool,
 }
 
 impl Default for AgentSettings {
@@ -414,6 +375,7 @@ impl Default for AgentSettings {
             provider_organization: "magisterium-a2a".into(),
             provider_url: "https://example.invalid".into(),
             documentation_url: None,
+            streaming: true,
         }
     }
 }
@@ -715,35 +677,6 @@ impl Settings {
                 return Err(ConfigError::invalid(key, "must be at least 1"));
             }
         }
-        for (key, value) in [
-            (
-                "tasks.max_running_per_user",
-                self.tasks.max_running_per_user as u64,
-            ),
-            (
-                "tasks.max_streams_per_user",
-                self.tasks.max_streams_per_user as u64,
-            ),
-            ("tasks.event_ttl_secs", self.tasks.event_ttl_secs),
-            ("tasks.lease_secs", self.tasks.lease_secs),
-            ("tasks.keepalive_secs", self.tasks.keepalive_secs),
-        ] {
-            if value == 0 {
-                return Err(ConfigError::invalid(key, "must be at least 1"));
-            }
-        }
-        if self.tasks.max_events_per_task < 2 {
-            return Err(ConfigError::invalid(
-                "tasks.max_events_per_task",
-                "must be at least 2 (the task and its final status)",
-            ));
-        }
-        if self.tasks.max_event_bytes_per_task < 4096 {
-            return Err(ConfigError::invalid(
-                "tasks.max_event_bytes_per_task",
-                "must be at least 4096",
-            ));
-        }
         if self.server.max_header_bytes < 8192 {
             return Err(ConfigError::invalid(
                 "server.max_header_bytes",
@@ -909,6 +842,9 @@ impl Settings {
             return Err(ConfigError::invalid(key, reason));
         }
         if let Some((key, reason)) = self.push.invalid_key() {
+            return Err(ConfigError::invalid(key, reason));
+        }
+        if let Some((key, reason)) = self.tasks.invalid_key() {
             return Err(ConfigError::invalid(key, reason));
         }
         Ok(())

@@ -139,7 +139,7 @@ pub fn token_digest(headers: &HeaderMap) -> Option<Digest16> {
 }
 
 /// What a call's result tells the kit (the rules that depend on the answer).
-pub fn outcome_of(method: &str, result: &Result<Reply, ApiError>, simulated: bool) -> Outcome {
+pub fn outcome_of(method: &str, result: Result<&Reply, &ApiError>, simulated: bool) -> Outcome {
     let mut outcome = Outcome::default();
     match result {
         Ok(reply) => {

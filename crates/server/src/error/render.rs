@@ -48,6 +48,21 @@ impl<'a> Failure<'a> {
     }
 }
 
+impl Failure<'_> {
+    /// The JSON-RPC error response alone, as JSON text: the last event of a stream that cannot
+    /// go on, where no status or header can be sent any more.
+    pub fn body(&self) -> Bytes {
+        let object = if self.wire.is_v1() {
+            v1::error(&self.error, self.request_id).object
+        } else {
+            self.error.to_object(self.request_id)
+        };
+        serde_json::to_vec(&RpcResponse::failure(self.id.clone(), object))
+            .map(Bytes::from)
+            .unwrap_or_default()
+    }
+}
+
 impl IntoResponse for Failure<'_> {
     fn into_response(self) -> Response {
         let Failure {

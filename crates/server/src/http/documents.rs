@@ -31,7 +31,7 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
         }),
         documentation_url: settings.agent.documentation_url.clone(),
         capabilities: AgentCapabilities {
-            streaming: false,
+            streaming: settings.agent.streaming,
             push_notifications: false,
             state_transition_history: true,
             extensions: if settings.conformance.enabled {

@@ -31,6 +31,7 @@ use crate::body_deadline::DeadlineBody;
 use crate::card::ServedCards;
 use crate::conformance::{self, Kit};
 use crate::dispatch;
+use crate::dispatch::Capabilities;
 use crate::error::{ApiError, Failure};
 use crate::guard::{self, Guard};
 use crate::loopback;
@@ -71,6 +72,8 @@ pub struct AppState {
     pub kit: Option<Arc<Kit>>,
     /// Push notifications: configs, queue, and the key whose JWK set is served.
     pub push: Arc<Push>,
+    /// The optional methods this deployment serves.
+    pub capabilities: Capabilities,
 }
 
 /// The layers that [`router`] puts around the routes besides its own: the server's protection

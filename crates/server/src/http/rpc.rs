@@ -20,13 +20,14 @@ use crate::auth::Principal;
 use crate::body_deadline;
 use crate::conformance::layer::HeaderScenario;
 use crate::conformance::{self, Scenario};
-use crate::dispatch::{self, Method};
+use crate::dispatch::{self, Answer, Method};
 use crate::error::{ApiError, Failure};
 use crate::guard::BudgetSpent;
 use crate::params::Params;
 use crate::paths::RPC_PATH;
 use crate::respond::{json_bytes, rate_headers};
 use crate::service::{ACCEPT_LANGUAGE, Reply};
+use crate::sse::{self, EventWire};
 use crate::telemetry::UserText;
 use crate::wire::{Wire, version_header};
 
@@ -167,8 +168,20 @@ pub(super) async fn rpc_handler(
             .and_then(|token| kit.recorder().owner_of(&token)),
     };
     if let Some(owner) = &owner {
-        let mut outcome =
-            conformance::outcome_of(&answered.method, &answered.outcome, answered.simulated);
+        let streamed;
+        let recorded = match &answered.outcome {
+            Ok(Answer::Reply(reply)) => Ok(reply),
+            Ok(Answer::Stream(stream)) => {
+                streamed = Reply {
+                    result: Bytes::new(),
+                    rate: stream.rate,
+                    sent: None,
+                };
+                Ok(&streamed)
+            }
+            Err(error) => Err(error),
+        };
+        let mut outcome = conformance::outcome_of(&answered.method, recorded, answered.simulated);
         outcome.content_type = answered.content_type.clone();
         outcome.envelope = answered.envelope.clone();
         kit.recorder().call(owner, &exchange, &outcome);
@@ -194,7 +207,7 @@ struct Answered {
     row: Option<&'static Method>,
     id: Option<Id>,
     wire: Wire,
-    outcome: Result<Reply, ApiError>,
+    outcome: Result<Answer, ApiError>,
     /// The verified caller, when the token was accepted.
     principal: Option<Principal>,
     /// The scenario the call asked for (the conformance kit), when it parsed.
@@ -230,7 +243,30 @@ impl Answered {
         let label = |real: &'static str| if self.simulated { "simulated" } else { real };
         let method = dispatch::label(self.row);
         match self.outcome {
-            Ok(reply) => {
+            Ok(Answer::Stream(streamed)) => {
+                state
+                    .metrics
+                    .request(method, label("ok"), started.elapsed());
+                let (wire, events) = if self.wire.is_v1() {
+                    (Wire::V1, EventWire::V1)
+                } else {
+                    (Wire::V03, EventWire::V03)
+                };
+                let failure = Failure::new(
+                    ApiError::Internal("a task's events could not be read on".into()),
+                    wire,
+                    self.id.clone(),
+                    request_id,
+                )
+                .body();
+                let mut response =
+                    sse::event_stream(streamed.subscription, self.id, events, failure);
+                if let Some((decision, bucket)) = streamed.rate {
+                    rate_headers(response.headers_mut(), decision, bucket.as_str());
+                }
+                response
+            }
+            Ok(Answer::Reply(reply)) => {
                 state
                     .metrics
                     .request(method, label("ok"), started.elapsed());
@@ -371,7 +407,7 @@ async fn answer(
     }
     let row = answered.row;
     let parse = |params: Params<'_>| match row {
-        Some(row) => row.parse(params),
+        Some(row) => row.parse(params, state.capabilities),
         None => Err(ApiError::MethodNotFound(answered.method.clone())),
     };
     if request.id.is_none() {
@@ -411,7 +447,7 @@ async fn answer(
             tokio::time::sleep(delay).await;
         }
     }
-    let runs_a_skill = row.is_some_and(Method::runs_a_skill);
+    let runs_a_skill = row.is_some_and(|row| row.runs_a_skill(state.capabilities));
     if let Some(Scenario::RateLimited { retry_after_secs }) = scenario
         && !runs_a_skill
     {
@@ -431,7 +467,8 @@ async fn answer(
             scenario,
             Some(Scenario::Disconnect | Scenario::MalformedResponse)
         );
-    let (row, mut call) = match row.map(|row| (row, row.parse(request.params))) {
+    let (row, mut call) = match row.map(|row| (row, row.parse(request.params, state.capabilities)))
+    {
         Some((row, Ok(call))) => (row, call),
         Some((_, Err(error))) => {
             answered.outcome = Err(error);

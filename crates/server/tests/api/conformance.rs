@@ -284,7 +284,13 @@ async fn the_report_names_each_misbehaviour() {
         );
     }
     // unsupported-method
-    post(&app, Some(&token), &run, &call("message/stream", json!({}))).await;
+    post(
+        &app,
+        Some(&token),
+        &run,
+        &call("tasks/pushNotificationConfig/set", json!({})),
+    )
+    .await;
     // card-refetched-early
     for _ in 0..2 {
         app.client
@@ -814,7 +820,7 @@ async fn a_caller_sees_and_clears_only_its_own_runs() {
     let app = spawn_app(enabled).await;
     let alice = app.token("alice", Plan::Pro);
     let bob = app.token("bob", Plan::Pro);
-    let stream = call("message/stream", json!({}));
+    let stream = call("tasks/pushNotificationConfig/set", json!({}));
     post(
         &app,
         Some(&alice),

@@ -86,12 +86,12 @@ async fn every_error_row_has_its_code_status_and_name() {
             id: json!(7),
         },
         Case {
-            name: "streaming is not offered",
+            name: "a stream of an unknown task",
             token: TokenKind::Pro,
-            body: call("message/stream", json!({})),
-            code: -32601,
+            body: call("tasks/resubscribe", json!({"id": "no-such-task"})),
+            code: -32001,
             status: 200,
-            data_name: "METHOD_NOT_FOUND",
+            data_name: "TASK_NOT_FOUND",
             id: json!("req-1"),
         },
         Case {

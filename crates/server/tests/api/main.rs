@@ -19,5 +19,6 @@ mod scale;
 mod security;
 mod skills;
 mod stores;
+mod streaming;
 mod suites;
 mod v1;

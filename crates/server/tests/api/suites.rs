@@ -711,7 +711,12 @@ async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
     };
     // The kit reports a run to its token's owner: the first call (through the slash form)
     // makes the token known.
-    assert_eq!(reply(post_slash("message/stream")).await.code(), -32601);
+    assert_eq!(
+        reply(post_slash("tasks/pushNotificationConfig/set"))
+            .await
+            .code(),
+        -32601
+    );
     for path in ["/api/v1/a2a", "/api/v1/a2a/"] {
         let fetched = reply(
             app.client

@@ -249,7 +249,8 @@ async fn params_errors_use_the_1_0_codes() {
 
 #[tokio::test]
 async fn methods_this_server_does_not_offer() {
-    let app = spawn_app(|_| {}).await;
+    // Streaming switched off, as the hosted reference is.
+    let app = spawn_app(|s| s.agent.streaming = false).await;
     let token = app.token("v1-methods", Plan::Pro);
     let cases = [
         ("SendStreamingMessage", -32004, "UNSUPPORTED_OPERATION"),
@@ -445,7 +446,7 @@ async fn metrics_name_each_1_0_method() {
     for line in [
         r#"a2a_rpc_requests_total{method="SendMessage",outcome="ok"} 1"#,
         r#"a2a_rpc_requests_total{method="GetTask",outcome="TASK_NOT_FOUND"} 1"#,
-        r#"a2a_rpc_requests_total{method="SubscribeToTask",outcome="METHOD_NOT_FOUND"} 1"#,
+        r#"a2a_rpc_requests_total{method="SubscribeToTask",outcome="TASK_NOT_FOUND"} 1"#,
         r#"a2a_rpc_requests_total{method="other",outcome="METHOD_NOT_FOUND"} 1"#,
     ] {
         assert!(text.contains(line), "{line} in {text}");

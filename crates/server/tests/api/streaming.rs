@@ -1,0 +1,420 @@
+//! The task lifecycle through the endpoint: streamed answers and resubscription as Server-Sent
+//! Events, non-blocking sends read while they work, cancelling a working task, on both wires,
+//! both stores, and two replicas on one Redis.
+
+use std::time::Duration;
+
+use magisterium_a2a::auth::Plan;
+use serde_json::{Value, json};
+
+use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
+
+/// POSTs a call and reads its whole answer: the status, the content type and, for an event
+/// stream, every event's JSON (keep-alive comments left out).
+async fn events(app: &TestApp, token: &str, body: &Value) -> (u16, String, Vec<Value>) {
+    let response = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let text = tokio::time::timeout(Duration::from_secs(20), response.text())
+        .await
+        .expect("the stream ends")
+        .expect("body");
+    let parsed = if content_type.starts_with("text/event-stream") {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(|data| serde_json::from_str(data.trim()).expect("each event is JSON"))
+            .collect()
+    } else {
+        vec![serde_json::from_str(&text).expect("a JSON answer")]
+    };
+    (status, content_type, parsed)
+}
+
+fn stream_body(skill: &str, text: &str) -> Value {
+    let mut body = send_body(skill, text, &uuid());
+    body["method"] = json!("message/stream");
+    body
+}
+
+fn send_v1_body(method: &str, skill: &str, text: &str, configuration: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": "v1-call",
+        "method": method,
+        "params": {
+            "message": {
+                "messageId": uuid(),
+                "role": "ROLE_USER",
+                "parts": [{"text": text}],
+                "metadata": {"skillId": skill}
+            },
+            "configuration": configuration
+        }
+    })
+}
+
+async fn streams_an_answer_on_0_3(app: &TestApp) {
+    let token = app.token("streamer", Plan::Pro);
+    let body = stream_body("test_echo", "hello");
+    let (status, content_type, events) = events(app, &token, &body).await;
+    assert_eq!(status, 200);
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert!(
+        events.len() >= 4,
+        "submitted, working, artifact, final: {events:?}"
+    );
+    for event in &events {
+        assert_eq!(
+            event["id"], body["id"],
+            "every event carries the request id"
+        );
+        assert_eq!(event["jsonrpc"], "2.0");
+    }
+    let first = &events[0]["result"];
+    assert_eq!(first["kind"], "task");
+    assert_eq!(first["status"]["state"], "submitted");
+    let last = &events.last().unwrap()["result"];
+    assert_eq!(last["kind"], "status-update");
+    assert_eq!(last["final"], true);
+    assert_eq!(last["status"]["state"], "completed");
+    let artifacts: Vec<&Value> = events
+        .iter()
+        .map(|e| &e["result"])
+        .filter(|r| r["kind"] == "artifact-update")
+        .collect();
+    assert!(
+        !artifacts.is_empty(),
+        "the answer is streamed as artifact updates"
+    );
+    assert_eq!(artifacts.last().unwrap()["lastChunk"], true);
+    let task_id = first["id"].as_str().unwrap();
+    let stored = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(stored.result()["status"]["state"], "completed");
+    assert_eq!(
+        stored.result()["artifacts"][0]["parts"][0]["text"],
+        "echo: hello"
+    );
+}
+
+#[tokio::test]
+async fn message_stream_answers_events_to_the_final_status_in_memory() {
+    let app = spawn_app(|_| {}).await;
+    streams_an_answer_on_0_3(&app).await;
+}
+
+#[tokio::test]
+async fn message_stream_answers_events_to_the_final_status_on_redis() {
+    let redis = RedisServer::start();
+    let app = spawn_app(with_redis(redis.url())).await;
+    streams_an_answer_on_0_3(&app).await;
+}
+
+#[tokio::test]
+async fn send_streaming_message_answers_1_0_stream_responses() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("streamer", Plan::Pro);
+    let body = send_v1_body("SendStreamingMessage", "test_echo", "hi", json!({}));
+    let (status, content_type, events) = events(&app, &token, &body).await;
+    assert_eq!(status, 200);
+    assert!(content_type.starts_with("text/event-stream"));
+    assert!(events.iter().all(|e| e["id"] == "v1-call"));
+    assert_eq!(
+        events[0]["result"]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["result"]["artifactUpdate"].is_object())
+    );
+    let last = &events.last().unwrap()["result"]["statusUpdate"];
+    assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED");
+}
+
+#[tokio::test]
+async fn a_failing_skill_ends_its_stream_failed() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("streamer", Plan::Pro);
+    let (_, _, events) = events(&app, &token, &stream_body("test_fail", "x")).await;
+    let last = &events.last().unwrap()["result"];
+    assert_eq!(last["final"], true);
+    assert_eq!(last["status"]["state"], "failed");
+}
+
+#[tokio::test]
+async fn with_streaming_off_the_stream_methods_are_refused_as_before() {
+    let app = spawn_app(|s| s.agent.streaming = false).await;
+    let token = app.token("streamer", Plan::Pro);
+    let refused = app
+        .rpc(Some(&token), &stream_body("test_echo", "hello"))
+        .await;
+    assert_eq!(refused.code(), -32601);
+    let refused = app
+        .rpc(
+            Some(&token),
+            &send_v1_body("SendStreamingMessage", "test_echo", "hi", json!({})),
+        )
+        .await;
+    assert_eq!(refused.body["error"]["code"], -32004);
+    let card = app.get("/.well-known/agent-card.json").await;
+    assert_eq!(card.body["capabilities"]["streaming"], false);
+    let on = spawn_app(|_| {}).await;
+    let card = on.get("/.well-known/agent-card.json").await;
+    assert_eq!(card.body["capabilities"]["streaming"], true);
+}
+
+#[tokio::test]
+async fn a_bad_stream_request_is_an_ordinary_json_rpc_error() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("streamer", Plan::Pro);
+    let (status, content_type, answer) =
+        events(&app, &token, &stream_body("no_such_skill", "x")).await;
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    assert_eq!(status, 200);
+    assert!(answer[0]["error"]["code"].is_i64(), "{answer:?}");
+}
+
+/// A non-blocking send of the slow skill: answered at once, read while it works, cancelled
+/// through `cancel` on `reader`, and a second cancel keeps today's refusal.
+async fn non_blocking_then_cancel_0_3(starter: &TestApp, reader: &TestApp) {
+    let token = starter.token("poller", Plan::Pro);
+    let mut body = send_body("test_slow", "wait", &uuid());
+    body["params"]["configuration"] = json!({"blocking": false});
+    let started = tokio::time::Instant::now();
+    let reply = starter.rpc(Some(&token), &body).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered at once"
+    );
+    let state = reply.result()["status"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(matches!(state.as_str(), "submitted" | "working"), "{state}");
+    let task_id = reply.result()["id"].as_str().unwrap().to_string();
+    let read = reader
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    let state = read.result()["status"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(matches!(state.as_str(), "submitted" | "working"), "{state}");
+    let canceled = reader
+        .rpc(Some(&token), &call("tasks/cancel", json!({"id": task_id})))
+        .await;
+    assert_eq!(
+        canceled.result()["status"]["state"],
+        "canceled",
+        "{:?}",
+        canceled.body
+    );
+    let read = starter
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(read.result()["status"]["state"], "canceled");
+    let again = reader
+        .rpc(Some(&token), &call("tasks/cancel", json!({"id": task_id})))
+        .await;
+    assert_eq!(again.code(), -32602, "a terminal task cannot be canceled");
+    assert_eq!(again.body["error"]["data"]["state"], "canceled");
+    // The dropped work never ends the task another way.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let read = starter
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(read.result()["status"]["state"], "canceled");
+}
+
+#[tokio::test]
+async fn a_non_blocking_send_is_read_while_working_and_canceled_in_memory() {
+    let app = spawn_app(|_| {}).await;
+    non_blocking_then_cancel_0_3(&app, &app).await;
+}
+
+#[tokio::test]
+async fn a_non_blocking_send_is_read_while_working_and_canceled_on_redis() {
+    let redis = RedisServer::start();
+    let app = spawn_app(with_redis(redis.url())).await;
+    non_blocking_then_cancel_0_3(&app, &app).await;
+}
+
+#[tokio::test]
+async fn a_task_started_on_one_replica_is_read_and_canceled_through_another() {
+    let redis = RedisServer::start();
+    let a = spawn_app(with_redis(redis.url())).await;
+    let b = spawn_app(with_redis(redis.url())).await;
+    non_blocking_then_cancel_0_3(&a, &b).await;
+}
+
+#[tokio::test]
+async fn return_immediately_answers_at_once_and_cancel_task_ends_it_canceled() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("poller", Plan::Pro);
+    let body = send_v1_body(
+        "SendMessage",
+        "test_slow",
+        "wait",
+        json!({"returnImmediately": true}),
+    );
+    let reply = app.rpc(Some(&token), &body).await;
+    let task = &reply.result()["task"];
+    let state = task["status"]["state"].as_str().unwrap();
+    assert!(
+        matches!(state, "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING"),
+        "{state}"
+    );
+    let id = task["id"].as_str().unwrap().to_string();
+    let canceled = app
+        .rpc(
+            Some(&token),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": id}}),
+        )
+        .await;
+    assert_eq!(canceled.result()["status"]["state"], "TASK_STATE_CANCELED");
+}
+
+/// A stream of a working task opened on `b` ends when `a` cancels it: the last event is the
+/// final `canceled` status.
+async fn resubscribe_across(a: &TestApp, b: &TestApp, method: &str) {
+    let token = a.token("subscriber", Plan::Pro);
+    let mut body = send_body("test_slow", "wait", &uuid());
+    body["params"]["configuration"] = json!({"blocking": false});
+    let task_id = a.rpc(Some(&token), &body).await.result()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let subscribe =
+        json!({"jsonrpc": "2.0", "id": "sub-1", "method": method, "params": {"id": task_id}});
+    let b_token = token.clone();
+    let b_base = b.base.clone();
+    let client = b.client.clone();
+    let reader = tokio::spawn(async move {
+        let response = client
+            .post(format!("{b_base}/api/v1/a2a"))
+            .bearer_auth(&b_token)
+            .json(&subscribe)
+            .send()
+            .await
+            .expect("request");
+        response.text().await.expect("body")
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let canceled = a
+        .rpc(Some(&token), &call("tasks/cancel", json!({"id": task_id})))
+        .await;
+    assert_eq!(canceled.result()["status"]["state"], "canceled");
+    let text = tokio::time::timeout(Duration::from_secs(10), reader)
+        .await
+        .expect("the stream ends after the cancel")
+        .unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap())
+        .collect();
+    assert!(events.iter().all(|e| e["id"] == "sub-1"), "{events:?}");
+    let last = &events.last().expect("events")["result"];
+    match method {
+        "tasks/resubscribe" => {
+            assert_eq!(last["final"], true);
+            assert_eq!(last["status"]["state"], "canceled");
+        }
+        _ => assert_eq!(
+            last["statusUpdate"]["status"]["state"],
+            "TASK_STATE_CANCELED"
+        ),
+    }
+}
+
+#[tokio::test]
+async fn tasks_resubscribe_on_another_replica_follows_the_task_to_its_cancel() {
+    let redis = RedisServer::start();
+    let a = spawn_app(with_redis(redis.url())).await;
+    let b = spawn_app(with_redis(redis.url())).await;
+    resubscribe_across(&a, &b, "tasks/resubscribe").await;
+}
+
+#[tokio::test]
+async fn subscribe_to_task_follows_the_task_to_its_cancel_in_memory() {
+    let app = spawn_app(|_| {}).await;
+    resubscribe_across(&app, &app, "SubscribeToTask").await;
+}
+
+#[tokio::test]
+async fn a_disconnected_stream_does_not_cancel_its_task() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("leaver", Plan::Pro);
+    let body = stream_body("test_slow", "wait");
+    let response = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let mut response = response;
+    let chunk = response.chunk().await.expect("first event").expect("bytes");
+    let text = String::from_utf8_lossy(&chunk).to_string();
+    let data = text.lines().find_map(|l| l.strip_prefix("data:")).unwrap();
+    let first: Value = serde_json::from_str(data.trim()).unwrap();
+    let task_id = first["result"]["id"].as_str().unwrap().to_string();
+    drop(response);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let read = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(read.result()["status"]["state"], "working");
+}
+
+#[tokio::test]
+async fn open_streams_per_user_are_capped() {
+    let app = spawn_app(|s| s.tasks.max_streams_per_user = 1).await;
+    let token = app.token("greedy", Plan::Pro);
+    let held = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .json(&stream_body("test_slow", "wait"))
+        .send()
+        .await
+        .expect("request");
+    assert!(
+        held.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let refused = app
+        .rpc(Some(&token), &stream_body("test_echo", "more"))
+        .await;
+    assert_eq!(refused.code(), -32003, "{:?}", refused.body);
+    let other = app.token("someone_else", Plan::Pro);
+    let (_, content_type, _) = events(&app, &other, &stream_body("test_echo", "x")).await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "another user is not affected"
+    );
+    drop(held);
+}
