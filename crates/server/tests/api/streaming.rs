@@ -418,3 +418,44 @@ async fn open_streams_per_user_are_capped() {
     );
     drop(held);
 }
+
+#[tokio::test]
+async fn streams_and_non_blocking_sends_are_charged_once_in_the_send_bucket() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("metered", Plan::Pro);
+    for i in 0..15 {
+        let mut body = match i % 3 {
+            0 => send_body("test_echo", &format!("call {i}"), &uuid()),
+            1 => stream_body("test_echo", &format!("call {i}")),
+            _ => {
+                let mut body = send_body("test_echo", &format!("call {i}"), &uuid());
+                body["params"]["configuration"] = json!({"blocking": false});
+                body
+            }
+        };
+        body["id"] = json!(i);
+        let response = app
+            .client
+            .post(format!("{}/api/v1/a2a", app.base))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status().as_u16(), 200, "call {i}");
+        let remaining = response.headers()["ratelimit"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            remaining.starts_with(&format!("\"default\";r={};", 14 - i)),
+            "call {i}: {remaining}"
+        );
+        response.text().await.expect("the whole answer");
+    }
+    let refused = app
+        .rpc(Some(&token), &stream_body("test_echo", "one too many"))
+        .await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (429, -32003));
+    assert_eq!(refused.body["error"]["data"]["bucket"], "default");
+}
