@@ -459,3 +459,27 @@ async fn streams_and_non_blocking_sends_are_charged_once_in_the_send_bucket() {
     assert_eq!((refused.status.as_u16(), refused.code()), (429, -32003));
     assert_eq!(refused.body["error"]["data"]["bucket"], "default");
 }
+
+#[tokio::test]
+async fn a_message_for_a_task_still_working_is_refused_on_both_wires() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("eager", Plan::Pro);
+    let mut body = send_body("test_slow", "wait", &uuid());
+    body["params"]["configuration"] = json!({"blocking": false});
+    let task_id = app.rpc(Some(&token), &body).await.result()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut follow_up = send_body("test_echo", "more", &uuid());
+    follow_up["params"]["message"]["taskId"] = json!(task_id);
+    let refused = app.rpc(Some(&token), &follow_up).await;
+    assert_eq!(refused.code(), -32602, "{:?}", refused.body);
+    follow_up["method"] = json!("message/stream");
+    follow_up["params"]["message"]["messageId"] = json!(uuid());
+    let refused = app.rpc(Some(&token), &follow_up).await;
+    assert_eq!(refused.code(), -32602, "{:?}", refused.body);
+    let read = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(read.result()["history"].as_array().unwrap().len(), 1);
+}
