@@ -31,7 +31,7 @@ use tokio::sync::Semaphore;
 use crate::conformance::Simulated;
 use crate::error::{ApiError, Failure};
 use crate::limits::Decision;
-use crate::paths::RPC_PATH;
+use crate::paths::{RPC_PATH, RPC_PATH_SLASH};
 use crate::wire::{Wire, version_header};
 
 type IpLimiter =
@@ -156,7 +156,8 @@ fn budget_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The middleware: applies to `POST` on the JSON-RPC endpoint only. It sheds load, tells the
+/// The middleware: applies to `POST` on the JSON-RPC endpoint (with or without its trailing
+/// slash, which the router serves alike) only. It sheds load, tells the
 /// handler when the client address has spent its failed-authentication budget, and charges a
 /// 401 to that budget.
 pub async fn protect(
@@ -164,7 +165,8 @@ pub async fn protect(
     mut request: Request,
     next: Next,
 ) -> Response {
-    if request.uri().path() != RPC_PATH || request.method() != Method::POST {
+    let path = request.uri().path();
+    if (path != RPC_PATH && path != RPC_PATH_SLASH) || request.method() != Method::POST {
         return next.run(request).await;
     }
     let client = request

@@ -126,23 +126,35 @@ async fn connections_are_capped_and_freed() {
 
 #[tokio::test]
 async fn an_invalid_token_flood_is_refused_per_address() {
+    invalid_token_flood_on("/api/v1/a2a").await;
+}
+
+#[tokio::test]
+async fn the_endpoint_with_a_trailing_slash_is_guarded_alike() {
+    invalid_token_flood_on("/api/v1/a2a/").await;
+}
+
+async fn invalid_token_flood_on(path: &str) {
     let app = spawn_app(|s| s.server.failed_auth_per_minute_per_ip = 5).await;
-    for _ in 0..5 {
-        let reply = app
-            .rpc(
-                Some("forged.token.value"),
-                &call("tasks/get", json!({"id": "x"})),
-            )
-            .await;
-        assert_eq!(reply.status.as_u16(), 401);
-    }
-    let blocked = app
-        .rpc(
+    let forged = || async {
+        let body = call("tasks/get", json!({"id": "x"})).to_string();
+        app.post_raw_to(
+            path,
             Some("forged.token.value"),
-            &call("tasks/get", json!({"id": "x"})),
+            Some("application/json"),
+            body,
         )
-        .await;
-    assert_eq!((blocked.status.as_u16(), blocked.code()), (429, -32003));
+        .await
+    };
+    for _ in 0..5 {
+        assert_eq!(forged().await.status.as_u16(), 401);
+    }
+    let blocked = forged().await;
+    assert_eq!(
+        (blocked.status.as_u16(), blocked.code()),
+        (429, -32003),
+        "{path}"
+    );
     assert_eq!(blocked.body["error"]["data"]["bucket"], "unauthenticated");
     let retry: u64 = blocked.header("retry-after").unwrap().parse().unwrap();
     assert!(

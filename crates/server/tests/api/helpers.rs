@@ -209,10 +209,19 @@ impl TestApp {
         content_type: Option<&str>,
         body: impl Into<reqwest::Body>,
     ) -> Reply {
-        let mut request = self
-            .client
-            .post(format!("{}/api/v1/a2a", self.base))
-            .body(body);
+        self.post_raw_to("/api/v1/a2a", token, content_type, body)
+            .await
+    }
+
+    /// POSTs raw bytes with headers to `path`.
+    pub async fn post_raw_to(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        content_type: Option<&str>,
+        body: impl Into<reqwest::Body>,
+    ) -> Reply {
+        let mut request = self.client.post(format!("{}{path}", self.base)).body(body);
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
