@@ -183,6 +183,15 @@ pub struct Tasks {
     pub runtime: Arc<TaskRuntime>,
 }
 
+/// A message let through to its skill: the limiter's decision in its bucket, the task's context and what the
+/// skill is asked.
+struct Admitted {
+    decision: Decision,
+    bucket: Bucket,
+    context_id: String,
+    request: SkillRequest,
+}
+
 impl A2aService {
     /// Wires the parts together.
     pub fn new(
@@ -364,59 +373,21 @@ impl A2aService {
             }
             None => None,
         };
-        if let Some(task) = &continued {
-            ended_already(task)?;
-        }
-        if let (Some(task), FinishedTask::Refuse) = (&continued, finished) {
-            // Every stored task is terminal: skills run synchronously.
-            return Err(ApiError::TaskFinished {
-                task_id: task.id.clone(),
-                state: task.status.state.as_str(),
-            });
-        }
-        if let (Some(task), Some(context_id)) = (&continued, &message.context_id)
-            && &task.context_id != context_id
-        {
-            return Err(ApiError::InvalidParams(format!(
-                "message.contextId `{context_id}` does not match the context of task `{}`",
-                task.id
-            )));
-        }
-
-        let bucket = skill.info().bucket;
-        if let Some(Simulation::RateLimited { retry_after_secs }) = simulation {
-            return Err(ApiError::RateLimited {
-                retry_after_secs,
-                bucket: bucket.as_str(),
-                limit: None,
-            });
-        }
-        let decision = self.charge(principal, bucket).await?;
-
-        let context_id = continued
-            .as_ref()
-            .map(|t| t.context_id.clone())
-            .or_else(|| message.context_id.clone())
-            .unwrap_or_else(|| Uuid::new_v4().to_string());
-        let history = match &continued {
-            Some(task) => turns(&task.history),
-            None if message.context_id.is_some() => self
-                .store
-                .context(owner, &context_id, self.context_history_tasks)
-                .await?
-                .iter()
-                .flat_map(|t| turns(&t.history))
-                .collect(),
-            None => Vec::new(),
-        };
-
-        let request = SkillRequest {
-            text: message.text(),
-            data: merged_data(&message),
-            history,
-            now: Utc::now(),
-            accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
-        };
+        let Admitted {
+            decision,
+            bucket,
+            context_id,
+            request,
+        } = self
+            .admit(
+                principal,
+                skill.as_ref(),
+                &message,
+                continued.as_ref(),
+                finished,
+                simulation,
+            )
+            .await?;
         let outcome = if simulation == Some(Simulation::SkillFailed) {
             Err(format!(
                 "The skill `{}` failed (simulated by the conformance kit: skill_failed).",
@@ -490,30 +461,21 @@ impl A2aService {
         }
     }
 
-    /// Checks and charges a message exactly as a blocking send does, then starts its task on
-    /// the runtime (its skill streaming its answer into the task's events) without waiting
-    /// for it to end.
-    async fn begin(&self, principal: &Principal, request: SendRequest) -> Result<Begun, ApiError> {
-        let SendRequest {
-            params,
-            finished,
-            simulation,
-            ..
-        } = request;
-        let message_key = message_key(&params)?;
-        let mut message = params.message;
-        let skill = Arc::clone(self.skill_for(&message)?);
-        let owner = &principal.owner;
-        if let Some(record) = self.store.message(owner, &message_key).await? {
-            return Ok(Begun::Replayed(record.task_id));
-        }
-        let continued = match &message.task_id {
-            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
-            None => None,
-        };
-        if let Some(task) = &continued {
+    /// What a blocking send and a started task share once the message's task, if any, is read:
+    /// the continuation checks, the charge, the context and the skill's request.
+    async fn admit(
+        &self,
+        principal: &Principal,
+        skill: &dyn Skill,
+        message: &Message,
+        continued: Option<&Task>,
+        finished: FinishedTask,
+        simulation: Option<Simulation>,
+    ) -> Result<Admitted, ApiError> {
+        if let Some(task) = continued {
             ended_already(task)?;
             if finished == FinishedTask::Refuse {
+                // Every stored task is terminal: a continuation is refused when asked to be.
                 return Err(ApiError::TaskFinished {
                     task_id: task.id.clone(),
                     state: task.status.state.as_str(),
@@ -538,28 +500,71 @@ impl A2aService {
         }
         let decision = self.charge(principal, bucket).await?;
         let context_id = continued
-            .as_ref()
             .map(|t| t.context_id.clone())
             .or_else(|| message.context_id.clone())
             .unwrap_or_else(|| Uuid::new_v4().to_string());
-        let history = match &continued {
+        let history = match continued {
             Some(task) => turns(&task.history),
             None if message.context_id.is_some() => self
                 .store
-                .context(owner, &context_id, self.context_history_tasks)
+                .context(&principal.owner, &context_id, self.context_history_tasks)
                 .await?
                 .iter()
                 .flat_map(|t| turns(&t.history))
                 .collect(),
             None => Vec::new(),
         };
-        let skill_request = SkillRequest {
+        let request = SkillRequest {
             text: message.text(),
-            data: merged_data(&message),
+            data: merged_data(message),
             history,
             now: Utc::now(),
             accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
         };
+        Ok(Admitted {
+            decision,
+            bucket,
+            context_id,
+            request,
+        })
+    }
+
+    /// Checks and charges a message exactly as a blocking send does, then starts its task on
+    /// the runtime (its skill streaming its answer into the task's events) without waiting
+    /// for it to end.
+    async fn begin(&self, principal: &Principal, request: SendRequest) -> Result<Begun, ApiError> {
+        let SendRequest {
+            params,
+            finished,
+            simulation,
+            ..
+        } = request;
+        let message_key = message_key(&params)?;
+        let mut message = params.message;
+        let skill = Arc::clone(self.skill_for(&message)?);
+        let owner = &principal.owner;
+        if let Some(record) = self.store.message(owner, &message_key).await? {
+            return Ok(Begun::Replayed(record.task_id));
+        }
+        let continued = match &message.task_id {
+            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
+            None => None,
+        };
+        let Admitted {
+            decision,
+            bucket,
+            context_id,
+            request: skill_request,
+        } = self
+            .admit(
+                principal,
+                skill.as_ref(),
+                &message,
+                continued.as_ref(),
+                finished,
+                simulation,
+            )
+            .await?;
         let task_id = continued
             .as_ref()
             .map(|t| t.id.clone())
