@@ -243,7 +243,8 @@ impl Task {
 pub struct MessageSendParams {
     /// The user's message.
     pub message: Message,
-    /// Accepted and ignored (blocking, historyLength, acceptedOutputModes, push config).
+    /// `blocking` and `pushNotificationConfig` are read by the server; the rest is accepted
+    /// and ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration: Option<Value>,
     /// Request metadata, accepted and ignored.

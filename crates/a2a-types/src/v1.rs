@@ -489,7 +489,8 @@ pub struct SendMessageRequest {
     pub tenant: Option<String>,
     /// The user's message.
     pub message: V1Message,
-    /// Accepted and ignored (`returnImmediately`, `historyLength`, `acceptedOutputModes`, push).
+    /// `returnImmediately` and `taskPushNotificationConfig` are read by the server; the rest
+    /// is accepted and ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration: Option<Value>,
     /// Request metadata, accepted and ignored.
