@@ -28,7 +28,9 @@ use crate::metrics::Metrics;
 use crate::paths;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
-use crate::runtime::{MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime};
+use crate::runtime::{
+    MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
+};
 use crate::serve::{self, ConnectionLimits};
 use crate::service::{A2aService, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
@@ -201,9 +203,11 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
 }
 
 /// Opens the configured task store (running migrations for Redis) and the runtime of the tasks
-/// that run after their call returns, over the same backing.
+/// that run after their call returns, over the same backing, telling `observer` of every state
+/// change of a task.
 pub async fn open_store(
     settings: &Settings,
+    observer: Option<Arc<dyn TransitionObserver>>,
 ) -> Result<(Arc<dyn TaskStore>, TaskRuntime), StartupError> {
     let ttl = Duration::from_secs(settings.store.task_ttl_secs);
     let runtime_settings = RuntimeSettings::from(&settings.tasks);
@@ -230,7 +234,7 @@ pub async fn open_store(
                 (Arc::new(store), Arc::new(backend))
             }
         };
-    let runtime = TaskRuntime::new(backend, Arc::clone(&store), runtime_settings);
+    let runtime = TaskRuntime::new(backend, Arc::clone(&store), runtime_settings, observer);
     Ok((store, runtime))
 }
 
@@ -310,8 +314,13 @@ impl Application {
             jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
         }
 
-        let (store, runtime) = open_store(&settings).await?;
         let push = Arc::new(Push::open(&settings, &base_url).await?);
+        // Off, push is kept for its key set alone: no config is taken and nothing is pushed.
+        let offered_push = settings.agent.push_notifications.then(|| Arc::clone(&push));
+        let observer = offered_push
+            .clone()
+            .map(|push| push as Arc<dyn TransitionObserver>);
+        let (store, runtime) = open_store(&settings, observer).await?;
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
         let metrics = Arc::new(Metrics::new());
         let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
@@ -350,6 +359,7 @@ impl Application {
             Tasks {
                 store: Arc::clone(&store),
                 runtime: Arc::new(runtime),
+                push: offered_push,
             },
             limiter,
             Arc::clone(&metrics),
@@ -378,6 +388,7 @@ impl Application {
             push: Arc::clone(&push),
             capabilities: Capabilities {
                 streaming: settings.agent.streaming,
+                push_notifications: settings.agent.push_notifications,
             },
         });
         let guard = Arc::new(Guard::new(

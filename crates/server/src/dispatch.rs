@@ -4,18 +4,30 @@
 //! and the 1.0 refusals all read it; after [`find`] nothing is dispatched by name.
 //!
 //! Adding a method: one row here, its [`Call`] variant and conversion, and the service method
-//! that runs it. The methods refused today (streaming, resubscription, push-notification
-//! configs, the extended card) have their rows already, marked [`Handler::Refuse`].
+//! that runs it. The methods a deployment may switch off (streaming and resubscription,
+//! push-notification configs) are [`Handler::Optional`]; the one refused today (the extended
+//! card) is [`Handler::Refuse`].
 
 use a2a_types::v1::CancelTaskRequest;
-use a2a_types::{MessageSendParams, TaskIdParams, TaskQueryParams};
+use a2a_types::v1_push::{
+    ListTaskPushNotificationConfigsRequest, TaskPushNotificationConfigRequest,
+    V1TaskPushNotificationConfig,
+};
+use a2a_types::{
+    DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams, MessageSendParams, PushNotificationConfig, TaskIdParams,
+    TaskPushNotificationConfig, TaskQueryParams,
+};
+use bytes::Bytes;
+use serde::Serialize;
 
 use crate::auth::Principal;
 use crate::error::{ApiError, Refusal};
-use crate::params::{Params, parse_params};
+use crate::params::{Params, parse_member, parse_params};
 use crate::service::{
-    A2aService, CancelRequest, FinishedTask, GetRequest, ListRequest, Reply, SendRequest,
-    Simulation, Streamed, SubscribeRequest, validate_user_message,
+    A2aService, CancelRequest, ConfigPage, DeletePushConfigRequest, FinishedTask,
+    GetPushConfigRequest, GetRequest, ListPushConfigsRequest, ListRequest, Reply, SendRequest,
+    SetPushConfigRequest, Simulation, Streamed, SubscribeRequest, validate_user_message,
 };
 use crate::v1;
 use crate::wire::{Version, Wire};
@@ -36,25 +48,28 @@ pub struct Method {
 /// What answers a method.
 #[derive(Debug)]
 pub enum Handler {
-    /// Parses the params into a typed request (`-32602` when they do not fit); the request's
-    /// [`Call`] variant chooses the service method.
-    Serve(fn(Params<'_>) -> Result<Call, ApiError>),
+    /// Parses the params into a typed request (`-32602` when they do not fit) on a deployment
+    /// offering the given capabilities (a send reads its inline push config only when push
+    /// notifications are offered); the request's [`Call`] variant chooses the service method.
+    Serve(Parse),
     /// Refused today: `-32601` on 0.3, the [`Refusal`]'s error on 1.0.
     Refuse(Refusal),
     /// Served as [`Handler::Serve`] when the deployment offers the capability, refused as
     /// [`Handler::Refuse`] when it does not.
-    Optional(
-        Capability,
-        fn(Params<'_>) -> Result<Call, ApiError>,
-        Refusal,
-    ),
+    Optional(Capability, Parse, Refusal),
 }
+
+/// How a method's params become its typed request, on a deployment offering the capabilities.
+pub type Parse = fn(Params<'_>, Capabilities) -> Result<Call, ApiError>;
 
 /// A capability a deployment may switch off (`A2A__AGENT__*`), as its card advertises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Capability {
     /// Streamed answers and resubscription (`capabilities.streaming`).
     Streaming,
+    /// Push-notification configs and inline configs on sends
+    /// (`capabilities.pushNotifications`).
+    PushNotifications,
 }
 
 /// The capabilities a deployment offers.
@@ -62,6 +77,8 @@ pub enum Capability {
 pub struct Capabilities {
     /// Streamed answers and resubscription.
     pub streaming: bool,
+    /// Push-notification configs and the webhooks they name.
+    pub push_notifications: bool,
 }
 
 impl Capabilities {
@@ -69,6 +86,7 @@ impl Capabilities {
     pub fn offers(self, capability: Capability) -> bool {
         match capability {
             Capability::Streaming => self.streaming,
+            Capability::PushNotifications => self.push_notifications,
         }
     }
 }
@@ -97,6 +115,14 @@ pub enum Call {
     Stream(SendRequest),
     /// A task's events.
     Subscribe(SubscribeRequest),
+    /// A push config set for a task.
+    SetPushConfig(SetPushConfigRequest),
+    /// One push config of a task.
+    GetPushConfig(GetPushConfigRequest),
+    /// A task's push configs.
+    ListPushConfigs(ListPushConfigsRequest),
+    /// A push config removed.
+    DeletePushConfig(DeletePushConfigRequest),
 }
 
 /// A call's answer: one JSON-RPC result, or a stream of them.
@@ -137,28 +163,36 @@ pub static METHODS: [Method; 22] = [
         subscribe_v03,
         Refusal::Operation,
     ),
-    refuse(
+    optional(
         "tasks/pushNotificationConfig/set",
         Version::V03,
         Metering::Read,
+        Capability::PushNotifications,
+        set_push_v03,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "tasks/pushNotificationConfig/get",
         Version::V03,
         Metering::Read,
+        Capability::PushNotifications,
+        get_push_v03,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "tasks/pushNotificationConfig/list",
         Version::V03,
         Metering::Read,
+        Capability::PushNotifications,
+        list_push_v03,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "tasks/pushNotificationConfig/delete",
         Version::V03,
         Metering::Read,
+        Capability::PushNotifications,
+        delete_push_v03,
         Refusal::Push,
     ),
     serve("SendMessage", Version::V1, Metering::Skill, send_v1),
@@ -181,28 +215,36 @@ pub static METHODS: [Method; 22] = [
         subscribe_v1,
         Refusal::Operation,
     ),
-    refuse(
+    optional(
         "CreateTaskPushNotificationConfig",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        set_push_v1,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "GetTaskPushNotificationConfig",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        get_push_v1,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "ListTaskPushNotificationConfigs",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        list_push_v1,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "DeleteTaskPushNotificationConfig",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        delete_push_v1,
         Refusal::Push,
     ),
     refuse(
@@ -211,27 +253,27 @@ pub static METHODS: [Method; 22] = [
         Metering::Read,
         Refusal::ExtendedCard,
     ),
-    // The names of the 1.0 release candidates, which SDKs of that time still send.
-    refuse(
+    // The names of the 1.0 release candidates, which SDKs of that time still send; served with
+    // the params and results of their 1.0 names.
+    optional(
         "SetTaskPushNotificationConfig",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        set_push_v1,
         Refusal::Push,
     ),
-    refuse(
+    optional(
         "ListTaskPushNotificationConfig",
         Version::V1,
         Metering::Read,
+        Capability::PushNotifications,
+        list_push_v1,
         Refusal::Push,
     ),
 ];
 
-const fn serve(
-    name: &'static str,
-    version: Version,
-    metering: Metering,
-    parse: fn(Params<'_>) -> Result<Call, ApiError>,
-) -> Method {
+const fn serve(name: &'static str, version: Version, metering: Metering, parse: Parse) -> Method {
     Method {
         name,
         version,
@@ -245,7 +287,7 @@ const fn optional(
     version: Version,
     metering: Metering,
     capability: Capability,
-    parse: fn(Params<'_>) -> Result<Call, ApiError>,
+    parse: Parse,
     refusal: Refusal,
 ) -> Method {
     Method {
@@ -298,8 +340,10 @@ impl Method {
     /// refusal.
     pub fn parse(&self, params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
         match self.handler {
-            Handler::Serve(parse) => parse(params),
-            Handler::Optional(capability, parse, _) if offered.offers(capability) => parse(params),
+            Handler::Serve(parse) => parse(params, offered),
+            Handler::Optional(capability, parse, _) if offered.offers(capability) => {
+                parse(params, offered)
+            }
             Handler::Refuse(refusal) | Handler::Optional(_, _, refusal) => {
                 Err(ApiError::Unsupported {
                     method: self.name,
@@ -364,6 +408,29 @@ async fn reply(
             task_reply(version, task)
         }
         Call::List(request) => v1::list_reply(service.list(principal, request).await?),
+        Call::SetPushConfig(request) => {
+            let config = service.set_push_config(principal, request).await?;
+            push_config_reply(version, config)
+        }
+        Call::GetPushConfig(request) => {
+            let config = service.get_push_config(principal, request).await?;
+            push_config_reply(version, config)
+        }
+        Call::ListPushConfigs(request) => {
+            let (configs, next) = service.list_push_configs(principal, request).await?;
+            match version {
+                Version::V03 => json_reply(&configs),
+                Version::V1 => v1::push_configs_reply(configs, next),
+            }
+        }
+        Call::DeletePushConfig(request) => {
+            service.delete_push_config(principal, request).await?;
+            // 0.3 answers `null`; 1.0 answers `google.protobuf.Empty`, `{}` in JSON.
+            Ok(Reply::result(Bytes::from_static(match version {
+                Version::V03 => b"null",
+                Version::V1 => b"{}",
+            })))
+        }
         Call::Stream(_) | Call::Subscribe(_) => Err(ApiError::Internal(
             "a streamed call reached the single-answer path".into(),
         )),
@@ -377,48 +444,133 @@ fn task_reply(version: Version, stored: bytes::Bytes) -> Result<Reply, ApiError>
     }
 }
 
-fn send_v03(params: Params<'_>) -> Result<Call, ApiError> {
-    user_message_v03(params).map(Call::Send)
+fn push_config_reply(
+    version: Version,
+    config: TaskPushNotificationConfig,
+) -> Result<Reply, ApiError> {
+    match version {
+        Version::V03 => json_reply(&config),
+        Version::V1 => json_reply(&V1TaskPushNotificationConfig::from(config)),
+    }
 }
 
-fn stream_v03(params: Params<'_>) -> Result<Call, ApiError> {
-    user_message_v03(params).map(Call::Stream)
+fn json_reply<T: Serialize>(value: &T) -> Result<Reply, ApiError> {
+    serde_json::to_vec(value)
+        .map(|json| Reply::result(Bytes::from(json)))
+        .map_err(|e| ApiError::Internal(e.to_string()))
 }
 
-/// A 0.3 message: blocking unless `configuration.blocking` is `false`.
-fn user_message_v03(params: Params<'_>) -> Result<SendRequest, ApiError> {
+fn send_v03(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
+    user_message_v03(params, offered).map(Call::Send)
+}
+
+fn stream_v03(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
+    user_message_v03(params, offered).map(Call::Stream)
+}
+
+/// A 0.3 message: blocking unless `configuration.blocking` is `false`; its
+/// `configuration.pushNotificationConfig` read when push notifications are offered (ignored,
+/// as before, when not).
+fn user_message_v03(params: Params<'_>, offered: Capabilities) -> Result<SendRequest, ApiError> {
     let params: MessageSendParams = parse_params(params)?;
     validate_user_message(&params.message)?;
-    let blocking = params
-        .configuration
-        .as_ref()
+    let configuration = params.configuration.as_ref();
+    let blocking = configuration
         .and_then(|c| c.get("blocking"))
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(true);
+    let push = match configuration.and_then(|c| c.get("pushNotificationConfig")) {
+        Some(config) if offered.push_notifications && !config.is_null() => {
+            Some(parse_member::<PushNotificationConfig>(
+                config,
+                "configuration.pushNotificationConfig",
+            )?)
+        }
+        _ => None,
+    };
     Ok(SendRequest {
         params,
         finished: FinishedTask::Continue,
         simulation: None,
         blocking,
+        push,
     })
 }
 
-fn subscribe_v03(params: Params<'_>) -> Result<Call, ApiError> {
+fn subscribe_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let params: TaskIdParams = parse_params(params)?;
     Ok(Call::Subscribe(SubscribeRequest { id: params.id }))
 }
 
-fn stream_v1(params: Params<'_>) -> Result<Call, ApiError> {
-    v1::send_request(parse_params(params)?).map(Call::Stream)
+fn stream_v1(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
+    v1::send_request(parse_params(params)?, offered.push_notifications).map(Call::Stream)
 }
 
 /// `SubscribeToTask` takes the params of `CancelTask`: the task id (and an ignored tenant).
-fn subscribe_v1(params: Params<'_>) -> Result<Call, ApiError> {
+fn subscribe_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let request: CancelTaskRequest = parse_params(params)?;
     Ok(Call::Subscribe(SubscribeRequest { id: request.id }))
 }
 
-fn get_v03(params: Params<'_>) -> Result<Call, ApiError> {
+fn set_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let params: TaskPushNotificationConfig = parse_params(params)?;
+    Ok(Call::SetPushConfig(SetPushConfigRequest {
+        task_id: params.task_id,
+        config: params.push_notification_config,
+    }))
+}
+
+/// 0.3 `get`: the config named by `pushNotificationConfigId`, or the task's first.
+fn get_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let params: GetTaskPushNotificationConfigParams = parse_params(params)?;
+    Ok(Call::GetPushConfig(GetPushConfigRequest {
+        task_id: params.id,
+        config_id: params.push_notification_config_id,
+    }))
+}
+
+fn list_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let params: ListTaskPushNotificationConfigParams = parse_params(params)?;
+    Ok(Call::ListPushConfigs(ListPushConfigsRequest {
+        task_id: params.id,
+        page: ConfigPage::default(),
+    }))
+}
+
+fn delete_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let params: DeleteTaskPushNotificationConfigParams = parse_params(params)?;
+    Ok(Call::DeletePushConfig(DeletePushConfigRequest {
+        task_id: params.id,
+        config_id: params.push_notification_config_id,
+    }))
+}
+
+fn set_push_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    v1::set_push_request(parse_params(params)?).map(Call::SetPushConfig)
+}
+
+fn get_push_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let request: TaskPushNotificationConfigRequest = parse_params(params)?;
+    Ok(Call::GetPushConfig(GetPushConfigRequest {
+        task_id: request.task_id,
+        config_id: Some(request.id),
+    }))
+}
+
+fn list_push_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let request: ListTaskPushNotificationConfigsRequest = parse_params(params)?;
+    Ok(Call::ListPushConfigs(v1::list_push_request(request)))
+}
+
+fn delete_push_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    let request: TaskPushNotificationConfigRequest = parse_params(params)?;
+    Ok(Call::DeletePushConfig(DeletePushConfigRequest {
+        task_id: request.task_id,
+        config_id: request.id,
+    }))
+}
+
+fn get_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let params: TaskQueryParams = parse_params(params)?;
     Ok(Call::Get(GetRequest {
         id: params.id,
@@ -426,24 +578,24 @@ fn get_v03(params: Params<'_>) -> Result<Call, ApiError> {
     }))
 }
 
-fn cancel_v03(params: Params<'_>) -> Result<Call, ApiError> {
+fn cancel_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let params: TaskIdParams = parse_params(params)?;
     Ok(Call::Cancel(CancelRequest { id: params.id }))
 }
 
-fn send_v1(params: Params<'_>) -> Result<Call, ApiError> {
-    v1::send_request(parse_params(params)?).map(Call::Send)
+fn send_v1(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
+    v1::send_request(parse_params(params)?, offered.push_notifications).map(Call::Send)
 }
 
-fn get_v1(params: Params<'_>) -> Result<Call, ApiError> {
+fn get_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     parse_params(params).map(|request| Call::Get(v1::get_request(request)))
 }
 
-fn cancel_v1(params: Params<'_>) -> Result<Call, ApiError> {
+fn cancel_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     parse_params(params).map(|request| Call::Cancel(v1::cancel_request(request)))
 }
 
-fn list_v1(params: Params<'_>) -> Result<Call, ApiError> {
+fn list_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     v1::list_request(parse_params(params)?).map(Call::List)
 }
 
@@ -492,7 +644,10 @@ mod tests {
 
     #[test]
     fn refused_methods_are_refused_with_their_1_0_error_and_only_sends_run_a_skill() {
-        let off = Capabilities { streaming: false };
+        let off = Capabilities {
+            streaming: false,
+            push_notifications: false,
+        };
         let refused = find("SendStreamingMessage")
             .unwrap()
             .parse(Params::Raw(None), off)
@@ -514,7 +669,10 @@ mod tests {
             .map(|m| m.name)
             .collect();
         assert_eq!(running, ["message/send", "SendMessage"]);
-        let on = Capabilities { streaming: true };
+        let on = Capabilities {
+            streaming: true,
+            push_notifications: true,
+        };
         let running: Vec<_> = METHODS
             .iter()
             .filter(|m| m.runs_a_skill(on))

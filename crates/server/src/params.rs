@@ -52,3 +52,23 @@ pub fn parse_params<T: DeserializeOwned>(params: Params<'_>) -> Result<T, ApiErr
         }
     })
 }
+
+/// A member of the params read by its method beyond their types (a send's inline push config
+/// in `configuration`) as a typed struct, or `-32602` naming `member` and the field that did
+/// not fit.
+pub fn parse_member<T: DeserializeOwned>(value: &Value, member: &str) -> Result<T, ApiError> {
+    if !value.is_object() {
+        return Err(ApiError::InvalidParams(format!(
+            "{member} must be an object"
+        )));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ApiError::InvalidParams(format!("{member}: {inner}"))
+        } else {
+            ApiError::InvalidParams(format!("{member}.{path}: {inner}"))
+        }
+    })
+}

@@ -16,13 +16,17 @@ use skills::{
 };
 use uuid::Uuid;
 
-use a2a_types::{Artifact, Message, MessageSendParams, Part, Role, Task, TaskState, TaskStatus};
+use a2a_types::{
+    Artifact, Message, MessageSendParams, Part, PushNotificationConfig, Role, Task,
+    TaskPushNotificationConfig, TaskState, TaskStatus,
+};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::limits::{Decision, RateLimiter};
 use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
+use crate::push::Push;
 use crate::runtime::{
     Canceled, EventSink, NewTask, Started, Subscribed, Subscription, TaskRuntime,
 };
@@ -84,6 +88,7 @@ pub struct A2aService {
     skills: SkillRegistry,
     store: Arc<dyn TaskStore>,
     runtime: Arc<TaskRuntime>,
+    push: Option<Arc<Push>>,
     limiter: Arc<dyn RateLimiter>,
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
@@ -120,6 +125,54 @@ pub struct SendRequest {
     /// Whether the answer waits for the task to end (0.3 `configuration.blocking`, the
     /// default; 1.0 `returnImmediately` is its opposite).
     pub blocking: bool,
+    /// A push config for the task the message starts, stored before it starts so that its
+    /// first change is pushed too (`None` when push notifications are not offered).
+    pub push: Option<PushNotificationConfig>,
+}
+
+/// `tasks/pushNotificationConfig/set` and `CreateTaskPushNotificationConfig`.
+#[derive(Debug)]
+pub struct SetPushConfigRequest {
+    /// The caller's task, working or kept.
+    pub task_id: String,
+    /// The config; without an id it takes the task's id, replacing the config of that id.
+    pub config: PushNotificationConfig,
+}
+
+/// `tasks/pushNotificationConfig/get` and `GetTaskPushNotificationConfig`.
+#[derive(Debug)]
+pub struct GetPushConfigRequest {
+    /// The caller's task.
+    pub task_id: String,
+    /// The config; `None` (0.3 only): the task's first.
+    pub config_id: Option<String>,
+}
+
+/// `tasks/pushNotificationConfig/list` and `ListTaskPushNotificationConfigs`.
+#[derive(Debug)]
+pub struct ListPushConfigsRequest {
+    /// The caller's task.
+    pub task_id: String,
+    /// Which of the task's configs, ordered by id.
+    pub page: ConfigPage,
+}
+
+/// A page of a task's push configs, ordered by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigPage {
+    /// At most this many; `None`: all.
+    pub size: Option<usize>,
+    /// Only those whose id sorts after this one (the previous page's last).
+    pub after: Option<String>,
+}
+
+/// `tasks/pushNotificationConfig/delete` and `DeleteTaskPushNotificationConfig`.
+#[derive(Debug)]
+pub struct DeletePushConfigRequest {
+    /// The caller's task.
+    pub task_id: String,
+    /// The config to remove.
+    pub config_id: String,
 }
 
 /// `tasks/resubscribe` and `SubscribeToTask`.
@@ -181,6 +234,9 @@ pub struct Tasks {
     pub store: Arc<dyn TaskStore>,
     /// Tasks that run after their call returned.
     pub runtime: Arc<TaskRuntime>,
+    /// Each task's push configs, when push notifications are offered (the runtime is given
+    /// the same, to push every change).
+    pub push: Option<Arc<Push>>,
 }
 
 /// A message let through to its skill: the limiter's decision in its bucket, the task's context and what the
@@ -207,6 +263,7 @@ impl A2aService {
             skills,
             store: tasks.store,
             runtime: tasks.runtime,
+            push: tasks.push,
             limiter,
             metrics,
             skill_timeout,
@@ -271,6 +328,103 @@ impl A2aService {
         Ok(page)
     }
 
+    /// Sets a push config on the caller's task, working or kept (a kept task's configs are
+    /// told of a later turn's changes); charged as a read.
+    pub async fn set_push_config(
+        &self,
+        principal: &Principal,
+        request: SetPushConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, ApiError> {
+        let push = self.push()?;
+        self.charge(principal, Bucket::Read).await?;
+        self.owned_task(&principal.owner, &request.task_id).await?;
+        Ok(push
+            .set_config(&principal.owner, &request.task_id, request.config)
+            .await?)
+    }
+
+    /// One push config of the caller's task; charged as a read.
+    pub async fn get_push_config(
+        &self,
+        principal: &Principal,
+        request: GetPushConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, ApiError> {
+        let push = self.push()?;
+        self.charge(principal, Bucket::Read).await?;
+        let owner = &principal.owner;
+        self.owned_task(owner, &request.task_id).await?;
+        let config_id = request.config_id.as_deref();
+        push.get_config(owner, &request.task_id, config_id)
+            .await?
+            .ok_or_else(|| no_push_config(&request.task_id, config_id))
+    }
+
+    /// A page of the caller's task's push configs, and the id the next page starts after
+    /// when there is one; charged as a read.
+    pub async fn list_push_configs(
+        &self,
+        principal: &Principal,
+        request: ListPushConfigsRequest,
+    ) -> Result<(Vec<TaskPushNotificationConfig>, Option<String>), ApiError> {
+        let push = self.push()?;
+        self.charge(principal, Bucket::Read).await?;
+        let owner = &principal.owner;
+        self.owned_task(owner, &request.task_id).await?;
+        let after = request.page.after.as_deref();
+        let mut configs: Vec<TaskPushNotificationConfig> = push
+            .list_configs(owner, &request.task_id)
+            .await?
+            .into_iter()
+            .filter(|config| after < config.push_notification_config.id.as_deref())
+            .collect();
+        let next = match request.page.size {
+            Some(size) if configs.len() > size => {
+                configs.truncate(size);
+                configs
+                    .last()
+                    .and_then(|config| config.push_notification_config.id.clone())
+            }
+            _ => None,
+        };
+        Ok((configs, next))
+    }
+
+    /// Removes a push config of the caller's task; an id the task has no config of is
+    /// refused (`-32602`); charged as a read.
+    pub async fn delete_push_config(
+        &self,
+        principal: &Principal,
+        request: DeletePushConfigRequest,
+    ) -> Result<(), ApiError> {
+        let push = self.push()?;
+        self.charge(principal, Bucket::Read).await?;
+        let owner = &principal.owner;
+        self.owned_task(owner, &request.task_id).await?;
+        if push
+            .delete_config(owner, &request.task_id, &request.config_id)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(no_push_config(&request.task_id, Some(&request.config_id)))
+        }
+    }
+
+    /// Push notifications, which the method table offers only when the deployment does.
+    fn push(&self) -> Result<&Push, ApiError> {
+        self.push.as_deref().ok_or_else(|| {
+            ApiError::Internal("a push-notification call reached a server without push".into())
+        })
+    }
+
+    /// The owner's task once it ended, waiting while it works.
+    async fn ended_task(&self, owner: &Owner, task_id: &str) -> Result<Bytes, ApiError> {
+        self.runtime
+            .ended(owner, task_id)
+            .await?
+            .ok_or_else(|| ApiError::TaskNotFound(task_id.to_string()))
+    }
+
     /// Charges one call of the caller to `bucket`, or refuses it (429 `-32003`).
     async fn charge(&self, principal: &Principal, bucket: Bucket) -> Result<Decision, ApiError> {
         let decision = self
@@ -322,21 +476,28 @@ impl A2aService {
         principal: &Principal,
         request: SendRequest,
     ) -> Result<Reply, ApiError> {
-        if !request.blocking {
+        if !request.blocking || request.push.is_some() {
+            // A blocking send with a push config runs on the runtime as well, so that its
+            // changes are pushed like every started task's, and waits for its end.
+            let blocking = request.blocking;
             let sent = sent_message(&request.params)?;
-            return Ok(match self.begin(principal, request).await? {
-                Begun::Replayed(task_id) => Reply {
-                    result: self.owned_task(&principal.owner, &task_id).await?,
-                    rate: None,
-                    sent: Some(sent),
-                },
+            let (task_id, rate, submitted) = match self.begin(principal, request).await? {
+                Begun::Replayed(task_id) => (task_id, None, None),
                 Begun::Started {
-                    submitted, rate, ..
-                } => Reply {
-                    result: submitted,
-                    rate: Some(rate),
-                    sent: Some(sent),
-                },
+                    task_id,
+                    submitted,
+                    rate,
+                } => (task_id, Some(rate), Some(submitted)),
+            };
+            let result = match submitted {
+                Some(submitted) if !blocking => submitted,
+                _ if blocking => self.ended_task(&principal.owner, &task_id).await?,
+                _ => self.owned_task(&principal.owner, &task_id).await?,
+            };
+            return Ok(Reply {
+                result,
+                rate,
+                sent: Some(sent),
             });
         }
         let SendRequest {
@@ -537,6 +698,7 @@ impl A2aService {
             params,
             finished,
             simulation,
+            push,
             ..
         } = request;
         let message_key = message_key(&params)?;
@@ -545,6 +707,9 @@ impl A2aService {
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
             return Ok(Begun::Replayed(record.task_id));
+        }
+        if let Some(config) = &push {
+            self.push()?.check_config(config)?;
         }
         let continued = match &message.task_id {
             Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
@@ -571,6 +736,9 @@ impl A2aService {
             .unwrap_or_else(|| Uuid::new_v4().to_string());
         message.task_id = Some(task_id.clone());
         message.context_id = Some(context_id.clone());
+        if let Some(config) = push {
+            self.push()?.set_config(owner, &task_id, config).await?;
+        }
         let skill_id = skill.info().id;
         let new_in_context = continued.is_none();
         let mut history = continued.map(|t| t.history).unwrap_or_default();
@@ -710,6 +878,14 @@ pub fn validate_user_message(message: &Message) -> Result<(), ApiError> {
         ));
     }
     Ok(())
+}
+
+/// The refusal of a push config id the task has none of (`None`: the task has no config).
+fn no_push_config(task_id: &str, config_id: Option<&str>) -> ApiError {
+    ApiError::InvalidParams(match config_id {
+        Some(id) => format!("task `{task_id}` has no push notification config `{id}`"),
+        None => format!("task `{task_id}` has no push notification config"),
+    })
 }
 
 /// Refuses a message for a task that is still running: its turn is not over.

@@ -7,21 +7,29 @@ use a2a_types::v1::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, SendMessageRequest,
     SendMessageResponse, V1Role, V1Task, V1TaskState,
 };
-use a2a_types::{MessageSendParams, TaskState};
+use a2a_types::v1_push::{
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    V1TaskPushNotificationConfig,
+};
+use a2a_types::{MessageSendParams, PushNotificationConfig, TaskPushNotificationConfig, TaskState};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::listing::{Cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskPage, TaskQuery};
+use crate::params::parse_member;
 use crate::service::{
-    CancelRequest, FinishedTask, GetRequest, ListRequest, Reply, SendRequest, validate_user_message,
+    CancelRequest, ConfigPage, FinishedTask, GetRequest, ListPushConfigsRequest, ListRequest,
+    Reply, SendRequest, SetPushConfigRequest, validate_user_message,
 };
 use crate::store::decode_task;
 
 /// `SendMessage` in the service's terms: a user message (`-32602` otherwise, `-32005` for file
-/// parts); a message for a finished task is refused, as 1.0 takes none.
-pub fn send_request(request: SendMessageRequest) -> Result<SendRequest, ApiError> {
+/// parts); a message for a finished task is refused, as 1.0 takes none. With `push` offered,
+/// `configuration.taskPushNotificationConfig` (or the release candidates'
+/// `pushNotificationConfig`) is the new task's push config; without, it is ignored.
+pub fn send_request(request: SendMessageRequest, push: bool) -> Result<SendRequest, ApiError> {
     if request.message.role != V1Role::User {
         return Err(ApiError::InvalidParams(
             "message.role must be ROLE_USER".into(),
@@ -36,12 +44,87 @@ pub fn send_request(request: SendMessageRequest) -> Result<SendRequest, ApiError
         .and_then(|c| c.get("returnImmediately"))
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
+    let push = if push {
+        params
+            .configuration
+            .as_ref()
+            .map(inline_push_config)
+            .transpose()?
+            .flatten()
+    } else {
+        None
+    };
     Ok(SendRequest {
         params,
         finished: FinishedTask::Refuse,
         simulation: None,
         blocking: !return_immediately,
+        push,
     })
+}
+
+/// The push config inline in a 1.0 send's `configuration`: the flat
+/// `taskPushNotificationConfig` of 1.0 (its `taskId` ignored: the task is the one the send
+/// starts), else the release candidates' `pushNotificationConfig`.
+fn inline_push_config(
+    configuration: &serde_json::Value,
+) -> Result<Option<PushNotificationConfig>, ApiError> {
+    let member = |name: &str| configuration.get(name).filter(|value| !value.is_null());
+    if let Some(config) = member("taskPushNotificationConfig") {
+        let config: V1TaskPushNotificationConfig =
+            parse_member(config, "configuration.taskPushNotificationConfig")?;
+        return Ok(Some(config.into_config()));
+    }
+    member("pushNotificationConfig")
+        .map(|config| parse_member(config, "configuration.pushNotificationConfig"))
+        .transpose()
+}
+
+/// `CreateTaskPushNotificationConfig` in the service's terms: the flat config names its task.
+pub fn set_push_request(
+    config: V1TaskPushNotificationConfig,
+) -> Result<SetPushConfigRequest, ApiError> {
+    if config.task_id.is_empty() {
+        return Err(ApiError::InvalidParams(
+            "taskId is required: the task the config is for".into(),
+        ));
+    }
+    Ok(SetPushConfigRequest {
+        task_id: config.task_id.clone(),
+        config: config.into_config(),
+    })
+}
+
+/// `ListTaskPushNotificationConfigs` in the service's terms: a page of at most `pageSize`
+/// configs (all when absent or 0) after the one the `pageToken` names.
+pub fn list_push_request(
+    request: ListTaskPushNotificationConfigsRequest,
+) -> ListPushConfigsRequest {
+    ListPushConfigsRequest {
+        task_id: request.task_id,
+        page: ConfigPage {
+            size: request
+                .page_size
+                .and_then(|size| usize::try_from(size).ok())
+                .filter(|size| *size > 0),
+            after: request.page_token.filter(|token| !token.is_empty()),
+        },
+    }
+}
+
+/// The answer to `ListTaskPushNotificationConfigs`: the page and the token of the next.
+pub fn push_configs_reply(
+    configs: Vec<TaskPushNotificationConfig>,
+    next: Option<String>,
+) -> Result<Reply, ApiError> {
+    let response = ListTaskPushNotificationConfigsResponse {
+        configs: configs
+            .into_iter()
+            .map(V1TaskPushNotificationConfig::from)
+            .collect(),
+        next_page_token: next.unwrap_or_default(),
+    };
+    Ok(Reply::result(to_json(&response)?))
 }
 
 /// `GetTask` in the service's terms.

@@ -364,6 +364,11 @@ pub struct AgentSettings {
     /// `capabilities.streaming`; off, those methods are refused as the hosted reference
     /// refuses them.
     pub streaming: bool,
+    /// Serve the push-notification config methods and inline configs on sends, and POST a
+    /// task's changes to its webhooks (`A2A__AGENT__PUSH_NOTIFICATIONS`), advertised as
+    /// `capabilities.pushNotifications`; off, those methods are refused and inline configs
+    /// ignored, as the hosted reference does.
+    pub push_notifications: bool,
 }
 
 impl Default for AgentSettings {
@@ -376,6 +381,7 @@ impl Default for AgentSettings {
             provider_url: "https://example.invalid".into(),
             documentation_url: None,
             streaming: true,
+            push_notifications: true,
         }
     }
 }

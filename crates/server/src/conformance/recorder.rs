@@ -55,7 +55,7 @@ pub const REFUSED_TOKEN_REUSED: Rule = Rule {
 /// A method the card says is not supported.
 pub const UNSUPPORTED_METHOD: Rule = Rule {
     id: "unsupported-method",
-    why: "The agent card says this server does not stream and has no push notifications (capabilities.streaming and pushNotifications are false); check the card before calling those methods.",
+    why: "The agent card says this server does not offer this method (capabilities.streaming or pushNotifications is false, or supportsAuthenticatedExtendedCard is absent); check the card before calling it.",
 };
 /// The card fetched again within its `max-age`.
 pub const CARD_REFETCH: Rule = Rule {
@@ -141,6 +141,8 @@ pub struct Outcome {
     pub sent_message: Option<SentDigest>,
     /// `tasks/get` answered a terminal task with this id.
     pub terminal_task: Option<String>,
+    /// The method was refused as one the card says is not offered.
+    pub unsupported: bool,
 }
 
 /// A sent message as the kit remembers it: hashes, and the id truncated for a finding only.
@@ -348,7 +350,7 @@ impl Recorder {
             }
         }
         if let Some(method) = exchange.method.as_deref()
-            && is_unsupported(method)
+            && outcome.unsupported
         {
             found.push((UNSUPPORTED_METHOD, format!("called `{method}`"), None));
         }
@@ -614,19 +616,6 @@ fn finding(
     }
 }
 
-fn is_unsupported(method: &str) -> bool {
-    matches!(
-        method,
-        "message/stream"
-            | "tasks/resubscribe"
-            | "agent/getAuthenticatedExtendedCard"
-            | "SendStreamingMessage"
-            | "SubscribeToTask"
-            | "ListTaskPushNotificationConfigs"
-    ) || method.starts_with("tasks/pushNotificationConfig/")
-        || method.ends_with("TaskPushNotificationConfig")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -645,6 +634,7 @@ mod tests {
         };
         let outcome = Outcome {
             content_type: Some(truncated(&"x".repeat(detail_len), KEPT_CHARS)),
+            unsupported: true,
             ..Outcome::default()
         };
         (exchange, outcome)

@@ -9,6 +9,7 @@ use a2a_types::{ErrorCode, ErrorObject};
 use axum::http::StatusCode;
 
 use crate::auth::AuthError;
+use crate::push::PushError;
 use crate::store::StoreError;
 
 pub use render::Failure;
@@ -201,6 +202,19 @@ pub enum Refusal {
     /// The authenticated extended card: the public card is complete
     /// (`ExtendedAgentCardNotConfiguredError`).
     ExtendedCard,
+}
+
+impl From<PushError> for ApiError {
+    /// A config that breaks a rule, or one too many, is the client's doing (`-32602`); the
+    /// rest is the server's.
+    fn from(error: PushError) -> Self {
+        match error {
+            PushError::InvalidConfig(_) | PushError::TooManyConfigs(_) => {
+                ApiError::InvalidParams(error.to_string())
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
 }
 
 impl From<StoreError> for ApiError {

@@ -32,7 +32,7 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
         documentation_url: settings.agent.documentation_url.clone(),
         capabilities: AgentCapabilities {
             streaming: settings.agent.streaming,
-            push_notifications: false,
+            push_notifications: settings.agent.push_notifications,
             state_transition_history: true,
             extensions: if settings.conformance.enabled {
                 vec![conformance::card_extension(&settings.conformance)]

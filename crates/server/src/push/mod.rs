@@ -5,14 +5,15 @@
 //! [`address`] (which addresses are forbidden), [`resolve`] (resolve once, check, connect to
 //! the checked address), [`signing`] (the server's ES256 key and its JWK set), [`routes`]
 //! (`/.well-known/jwks.json`), [`deliver`] (one attempt), [`backoff`], [`queue`] (pending
-//! deliveries, memory or Redis), [`worker`] (drains the queue) and [`configs`] (each task's
-//! configs, memory or Redis). [`Push`] puts them together behind the few calls the methods
+//! deliveries, memory or Redis), [`worker`] (drains the queue), [`configs`] (each task's
+//! configs, memory or Redis) and `observer` (the task runtime's state changes queued). [`Push`] puts them together behind the few calls the methods
 //! need.
 
 pub mod address;
 pub mod backoff;
 pub mod configs;
 pub mod deliver;
+mod observer;
 pub mod queue;
 pub mod resolve;
 pub mod routes;
@@ -273,6 +274,12 @@ impl Push {
         config_id: &str,
     ) -> Result<bool, PushError> {
         self.configs.delete(owner, task_id, config_id).await
+    }
+
+    /// Checks a config a client wants to set, as [`Push::set_config`] would, without storing
+    /// it: an inline config is refused before its send is charged.
+    pub fn check_config(&self, config: &PushNotificationConfig) -> Result<(), PushError> {
+        target::check_config(config, &self.settings, self.production).map(drop)
     }
 
     /// Queues the task's JSON for every config of the task (a state change); returns how many

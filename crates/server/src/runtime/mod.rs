@@ -6,7 +6,9 @@
 //! A task goes `submitted` → `working` → `completed` | `failed` | `canceled`. While it runs,
 //! its working record (what `tasks/get` reads) lives in the [`RuntimeBackend`]; the one ending
 //! the backend lets through (the runner's, a cancel's or a reaper's) stores the terminal task
-//! where every finished task is kept, then closes the log with the final status event.
+//! where every finished task is kept, then closes the log with the final status event. Each
+//! state a task enters is told once to the runtime's [`TransitionObserver`], by the replica
+//! that recorded it.
 
 mod backend;
 mod memory;
@@ -19,6 +21,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use futures::FutureExt;
@@ -47,6 +50,17 @@ const WORK_PANICKED: &str =
     "The task failed: the server met an internal error. Please try again later.";
 /// The agent's message on a task whose replica stopped before it ended.
 const REPLICA_STOPPED: &str = "The task stopped: the server running it stopped before it finished. Please send the message again.";
+
+/// Told of each state a running task enters (`submitted`, `working`, then `completed`,
+/// `failed` or `canceled`), once per change, by the replica that recorded it: the one that
+/// started the task, the runner, the canceler or the reaper. Push notifications hang here, so
+/// the runtime knows nothing of webhooks. It is called after the change is recorded; a slow
+/// observer delays the task's next step, not its recording.
+#[async_trait]
+pub trait TransitionObserver: Send + Sync {
+    /// The owner's task entered the state `task_json` (the task as stored) shows.
+    async fn entered(&self, owner: &Owner, task_id: &str, task_json: Bytes);
+}
 
 /// The runtime's limits and timings, from [`TaskSettings`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +150,8 @@ struct Shared {
     backend: Arc<dyn RuntimeBackend>,
     store: Arc<dyn TaskStore>,
     settings: RuntimeSettings,
+    /// Told of every state change this replica records.
+    observer: Option<Arc<dyn TransitionObserver>>,
     /// This replica's runners, by task.
     running: Mutex<HashMap<TaskKey, AbortHandle>>,
     /// The subscribers waiting on this replica, by task.
@@ -162,18 +178,21 @@ impl Drop for TaskRuntime {
 
 impl TaskRuntime {
     /// A runtime over `backend`, storing terminal tasks through `store` (the store the backend
-    /// writes to when a task ends, read by `tasks/get`). Starts its signal listener and its
-    /// reaper on the current tokio runtime.
+    /// writes to when a task ends, read by `tasks/get`), telling `observer` of every state
+    /// change it records. Starts its signal listener and its reaper on the current tokio
+    /// runtime.
     pub fn new(
         backend: Arc<dyn RuntimeBackend>,
         store: Arc<dyn TaskStore>,
         settings: RuntimeSettings,
+        observer: Option<Arc<dyn TransitionObserver>>,
     ) -> Self {
         let signals = backend.signals();
         let shared = Arc::new(Shared {
             backend,
             store,
             settings,
+            observer,
             running: Mutex::default(),
             waiting: Mutex::default(),
         });
@@ -223,6 +242,7 @@ impl TaskRuntime {
             shared.backend.clear_log(&key).await?;
         }
         shared.append(&key, &submitted, false).await?;
+        shared.entered(&new.owner, &task.id, &submitted).await;
         let sink = EventSink {
             shared: Arc::clone(shared),
             key: key.clone(),
@@ -266,6 +286,24 @@ impl TaskRuntime {
         shared.backend.working(owner, task_id).await
     }
 
+    /// The owner's task once it is no longer working, wherever it runs (a blocking send that
+    /// runs on the runtime waits here): `None` when unknown, expired or another user's. Woken
+    /// by each event of its log, and looks again every keep-alive interval.
+    pub async fn ended(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
+        let shared = &self.shared;
+        let notify = shared.waiter(&TaskKey::of(owner, task_id));
+        loop {
+            // Armed before the read, so an ending after it wakes this wait.
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if shared.backend.working(owner, task_id).await?.is_none() {
+                return self.read(owner, task_id).await;
+            }
+            let _ = tokio::time::timeout(shared.settings.keepalive, notified).await;
+        }
+    }
+
     /// Cancels the owner's working task, wherever it runs: ends it `canceled`, closes its log
     /// and tells the replica running it to drop its work.
     pub async fn cancel(&self, owner: &Owner, task_id: &str) -> Result<Canceled, StoreError> {
@@ -286,7 +324,7 @@ impl TaskRuntime {
             return Ok(Canceled::NotWorking);
         }
         let key = TaskKey::of(owner, task_id);
-        shared.close(&key, &task).await?;
+        shared.close(owner, &task, &finish.stored.json).await?;
         shared.backend.signal_cancel(&key).await?;
         Ok(Canceled::Canceled(finish.stored.json))
     }
@@ -344,12 +382,22 @@ impl Shared {
             .await
     }
 
-    /// Appends a terminal task's final status event.
-    async fn close(&self, key: &TaskKey, task: &Task) -> Result<(), StoreError> {
+    /// Appends a terminal task's final status event and tells the observer; called once per
+    /// task ending, by whoever's ending the backend let through.
+    async fn close(&self, owner: &Owner, task: &Task, json: &Bytes) -> Result<(), StoreError> {
         let event =
             TaskStatusUpdateEvent::new(&task.id, &task.context_id, task.status.clone(), true);
-        self.append(key, &to_json(&event)?, true).await?;
+        self.append(&TaskKey::of(owner, &task.id), &to_json(&event)?, true)
+            .await?;
+        self.entered(owner, &task.id, json).await;
         Ok(())
+    }
+
+    /// Tells the observer, if any, that the owner's task entered the state of `json`.
+    async fn entered(&self, owner: &Owner, task_id: &str, json: &Bytes) {
+        if let Some(observer) = &self.observer {
+            observer.entered(owner, task_id, json.clone()).await;
+        }
     }
 
     /// Whether a working task is new in its context: a continued task already has an earlier
@@ -428,7 +476,7 @@ impl Shared {
                 .finish(&owner, &task_id, Ending::Expired, &finish)
                 .await?
             {
-                self.close(&TaskKey::of(&owner, &task_id), &task).await?;
+                self.close(&owner, &task, &finish.stored.json).await?;
                 ended_count += 1;
             }
         }
@@ -518,6 +566,9 @@ impl Run {
             false,
         );
         shared.append(&self.key, &to_json(&event)?, false).await?;
+        shared
+            .entered(&self.owner, &working.id, &working_json)
+            .await;
 
         let mut renewal = tokio::time::interval(shared.settings.lease / 3);
         renewal.tick().await;
@@ -564,7 +615,9 @@ impl Run {
             .finish(&self.owner, &task.id, Ending::Runner(&self.runner), &finish)
             .await?
         {
-            shared.close(&self.key, &task).await?;
+            shared
+                .close(&self.owner, &task, &finish.stored.json)
+                .await?;
         }
         Ok(())
     }

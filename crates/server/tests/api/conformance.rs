@@ -288,7 +288,7 @@ async fn the_report_names_each_misbehaviour() {
         &app,
         Some(&token),
         &run,
-        &call("tasks/pushNotificationConfig/set", json!({})),
+        &call("agent/getAuthenticatedExtendedCard", json!({})),
     )
     .await;
     // card-refetched-early
@@ -820,7 +820,7 @@ async fn a_caller_sees_and_clears_only_its_own_runs() {
     let app = spawn_app(enabled).await;
     let alice = app.token("alice", Plan::Pro);
     let bob = app.token("bob", Plan::Pro);
-    let stream = call("tasks/pushNotificationConfig/set", json!({}));
+    let stream = call("agent/getAuthenticatedExtendedCard", json!({}));
     post(
         &app,
         Some(&alice),

@@ -95,9 +95,9 @@ async fn every_error_row_has_its_code_status_and_name() {
             id: json!("req-1"),
         },
         Case {
-            name: "push config is not offered",
+            name: "the extended card is not offered",
             token: TokenKind::Pro,
-            body: call("tasks/pushNotificationConfig/set", json!({})),
+            body: call("agent/getAuthenticatedExtendedCard", json!({})),
             code: -32601,
             status: 200,
             data_name: "METHOD_NOT_FOUND",

@@ -1,16 +1,19 @@
 //! The task runtime on its own, through both backends: every state transition, events read from
 //! the start or live, cancels and reads from another replica, leases that run out when a
-//! replica stops, and the caps. The Redis runs use a redis-server of their own.
+//! replica stops, the caps, and the observer told of each state once by the replica that
+//! recorded it. The Redis runs use a redis-server of their own.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2a_types::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
+use async_trait::async_trait;
+use bytes::Bytes;
 use magisterium_a2a::redis_conn;
 use magisterium_a2a::runtime::{
     Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
-    RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime,
+    RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime, TransitionObserver,
 };
 use magisterium_a2a::skill_stream::{StreamedRun, run_streamed};
 use magisterium_a2a::sse::{EventWire, event_stream};
@@ -62,6 +65,15 @@ impl Backing {
 
     /// One replica: a runtime of its own over the shared state (its own connections, for Redis).
     async fn replica(&self, settings: RuntimeSettings) -> Replica {
+        self.observed_replica(settings, None).await
+    }
+
+    /// A replica whose runtime tells `observer` of every state change it records.
+    async fn observed_replica(
+        &self,
+        settings: RuntimeSettings,
+        observer: Option<Arc<dyn TransitionObserver>>,
+    ) -> Replica {
         let (backend, store): (Arc<dyn RuntimeBackend>, Arc<dyn TaskStore>) = match self {
             Backing::Memory { store, backend } => (backend.clone(), store.clone()),
             Backing::Redis(server) => {
@@ -80,7 +92,7 @@ impl Backing {
             }
         };
         Replica {
-            runtime: TaskRuntime::new(backend, store.clone(), settings),
+            runtime: TaskRuntime::new(backend, store.clone(), settings, observer),
             store,
         }
     }
@@ -693,6 +705,127 @@ async fn lease_runs_out(backing: &Backing) {
         "the task says why it failed"
     );
     assert_eq!(b.runtime.reap().await.unwrap(), 0, "ended once");
+}
+
+/// The state changes told, each as (replica, task id, state).
+type Told = Arc<Mutex<Vec<(&'static str, String, TaskState)>>>;
+
+/// Records each state change it is told of, with the replica that told it.
+struct Recorder {
+    replica: &'static str,
+    seen: Told,
+}
+
+#[async_trait]
+impl TransitionObserver for Recorder {
+    async fn entered(&self, _owner: &Owner, task_id: &str, task_json: Bytes) {
+        let state = decode_task(&task_json).unwrap().status.state;
+        self.seen
+            .lock()
+            .unwrap()
+            .push((self.replica, task_id.to_string(), state));
+    }
+}
+
+/// Each state a task enters is told once, by the replica that recorded it: a task completing
+/// on A, one started on A and canceled through B, and one whose replica D stopped, ended
+/// `failed` by one of three live reapers (A, B and C).
+async fn observed(backing: &Backing) {
+    let seen: Told = Arc::default();
+    let observer = |replica| -> Option<Arc<dyn TransitionObserver>> {
+        Some(Arc::new(Recorder {
+            replica,
+            seen: Arc::clone(&seen),
+        }))
+    };
+    let a = backing.observed_replica(settings(), observer("A")).await;
+    let b = backing.observed_replica(settings(), observer("B")).await;
+    let c = backing.observed_replica(settings(), observer("C")).await;
+    let owner = Owner::of("", &uuid());
+    let of_task = |task_id: &str| -> Vec<(&'static str, TaskState)> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, id, _)| id == task_id)
+            .map(|(replica, _, state)| (*replica, *state))
+            .collect()
+    };
+
+    let completing = submitted("completes on A");
+    let done = finished(completing.clone(), TaskState::Completed, Vec::new());
+    a.runtime
+        .start(
+            new_task(&owner, &completing),
+            move |_sink| async move { done },
+        )
+        .await
+        .unwrap();
+    eventually_state(&b, &owner, &completing.id, TaskState::Completed).await;
+
+    let canceled = submitted("canceled through B");
+    let dropped = Arc::new(AtomicBool::new(false));
+    a.runtime
+        .start(new_task(&owner, &canceled), endless(&dropped))
+        .await
+        .unwrap();
+    eventually_state(&b, &owner, &canceled.id, TaskState::Working).await;
+    wait_until(|| of_task(&canceled.id).len() == 2, "working is told").await;
+    assert!(matches!(
+        b.runtime.cancel(&owner, &canceled.id).await.unwrap(),
+        Canceled::Canceled(_)
+    ));
+
+    let stopping = backing.observed_replica(settings(), observer("D")).await;
+    let orphan = submitted("its replica stops");
+    stopping
+        .runtime
+        .start(new_task(&owner, &orphan), endless(&dropped))
+        .await
+        .unwrap();
+    eventually_state(&b, &owner, &orphan.id, TaskState::Working).await;
+    wait_until(|| of_task(&orphan.id).len() == 2, "working is told").await;
+    drop(stopping);
+    eventually_state(&b, &owner, &orphan.id, TaskState::Failed).await;
+    // Both reapers sweep twice per lease: time for a second ending, which must not come.
+    tokio::time::sleep(settings().lease * 2).await;
+
+    assert_eq!(
+        of_task(&completing.id),
+        [
+            ("A", TaskState::Submitted),
+            ("A", TaskState::Working),
+            ("A", TaskState::Completed)
+        ]
+    );
+    assert_eq!(
+        of_task(&canceled.id),
+        [
+            ("A", TaskState::Submitted),
+            ("A", TaskState::Working),
+            ("B", TaskState::Canceled)
+        ]
+    );
+    let orphan_seen = of_task(&orphan.id);
+    assert_eq!(
+        orphan_seen[..2],
+        [("D", TaskState::Submitted), ("D", TaskState::Working)]
+    );
+    assert_eq!(orphan_seen.len(), 3, "ended once: {orphan_seen:?}");
+    assert!(
+        matches!(orphan_seen[2], ("A" | "B" | "C", TaskState::Failed)),
+        "a reaper of a live replica ends it: {orphan_seen:?}"
+    );
+    drop(c);
+}
+
+#[tokio::test]
+async fn memory_observed() {
+    observed(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_observed() {
+    observed(&Backing::redis()).await;
 }
 
 async fn wait_until(condition: impl Fn() -> bool, what: &str) {

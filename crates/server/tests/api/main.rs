@@ -15,6 +15,7 @@ mod modules;
 mod operations;
 mod properties;
 mod push;
+mod push_methods;
 mod scale;
 mod security;
 mod skills;

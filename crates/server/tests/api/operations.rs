@@ -32,7 +32,7 @@ async fn the_card_is_public_cached_and_complete() {
     assert_eq!(card["url"], format!("{}/api/v1/a2a", app.base));
     assert_eq!(
         card["capabilities"],
-        json!({"streaming": true, "pushNotifications": false, "stateTransitionHistory": true})
+        json!({"streaming": true, "pushNotifications": true, "stateTransitionHistory": true})
     );
     assert_eq!(card["securitySchemes"]["bearer"]["scheme"], "bearer");
     assert_eq!(card["security"], json!([{"bearer": []}]));

@@ -29,7 +29,7 @@ use crate::helpers::{RedisServer, spawn_app, test_settings};
 
 /// What a receiver answers, request by request (the last answer repeats).
 #[derive(Clone)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     Slow(Duration),
     Redirect(String),
@@ -37,19 +37,19 @@ enum Answer {
 }
 
 #[derive(Debug, Clone)]
-struct Hit {
-    headers: HeaderMap,
-    body: Bytes,
+pub(crate) struct Hit {
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
 }
 
 /// A real webhook receiver on a loopback port.
-struct Receiver {
+pub(crate) struct Receiver {
     addr: SocketAddr,
     hits: Arc<Mutex<Vec<Hit>>>,
 }
 
 impl Receiver {
-    async fn start(answers: Vec<Answer>) -> Receiver {
+    pub(crate) async fn start(answers: Vec<Answer>) -> Receiver {
         let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
         let recorded = Arc::clone(&hits);
         let app = Router::new().route(
@@ -78,15 +78,15 @@ impl Receiver {
         Receiver { addr, hits }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/hook", self.addr)
     }
 
-    fn hits(&self) -> Vec<Hit> {
+    pub(crate) fn hits(&self) -> Vec<Hit> {
         self.hits.lock().unwrap().clone()
     }
 
-    async fn wait_for(&self, count: usize, within: Duration) -> Vec<Hit> {
+    pub(crate) async fn wait_for(&self, count: usize, within: Duration) -> Vec<Hit> {
         let start = Instant::now();
         while start.elapsed() < within {
             let hits = self.hits();
@@ -121,7 +121,7 @@ async fn answer_with(answer: Answer) -> Response {
     }
 }
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/api/fixtures/{name}"))
 }
 
@@ -184,7 +184,7 @@ async fn notify_once(push: &Push, owner: &Owner, task: &str, url: &str) {
         .unwrap();
 }
 
-fn header<'a>(hit: &'a Hit, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(hit: &'a Hit, name: &str) -> Option<&'a str> {
     hit.headers.get(name).and_then(|v| v.to_str().ok())
 }
 

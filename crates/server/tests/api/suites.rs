@@ -712,7 +712,7 @@ async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
     // The kit reports a run to its token's owner: the first call (through the slash form)
     // makes the token known.
     assert_eq!(
-        reply(post_slash("tasks/pushNotificationConfig/set"))
+        reply(post_slash("agent/getAuthenticatedExtendedCard"))
             .await
             .code(),
         -32601

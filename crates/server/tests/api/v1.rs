@@ -249,8 +249,12 @@ async fn params_errors_use_the_1_0_codes() {
 
 #[tokio::test]
 async fn methods_this_server_does_not_offer() {
-    // Streaming switched off, as the hosted reference is.
-    let app = spawn_app(|s| s.agent.streaming = false).await;
+    // Streaming and push notifications switched off, as the hosted reference is.
+    let app = spawn_app(|s| {
+        s.agent.streaming = false;
+        s.agent.push_notifications = false;
+    })
+    .await;
     let token = app.token("v1-methods", Plan::Pro);
     let cases = [
         ("SendStreamingMessage", -32004, "UNSUPPORTED_OPERATION"),
