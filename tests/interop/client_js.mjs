@@ -33,12 +33,29 @@ function check(name, condition, why) { if (condition) pass(name); else fail(name
 
 // [JSON-RPC method, A2A-Version header] of every call, to check which wire the SDK chose.
 const calls = [];
+// One entry per event stream the server answered: the request's JSON-RPC method and id, and the
+// id of every event, read from a copy of the bytes the SDK itself reads (`done` settles at the
+// stream's end).
+const streams = [];
 async function recordingFetch(url, init = {}) {
+  let sent;
   if ((init.method ?? 'GET').toUpperCase() === 'POST') {
-    const method = JSON.parse(String(init.body ?? '{}')).method;
-    calls.push([method, new Headers(init.headers).get('a2a-version')]);
+    sent = JSON.parse(String(init.body ?? '{}'));
+    calls.push([sent.method, new Headers(init.headers).get('a2a-version')]);
   }
-  return fetch(url, init);
+  const response = await fetch(url, init);
+  if (!sent || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  const [mine, theirs] = response.body.tee();
+  const entry = { method: sent.method, id: sent.id, eventIds: [] };
+  entry.done = new Response(mine).text().then((text) => {
+    for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
+      const data = block.split(/\r\n|\n|\r/).filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''));
+      if (data.length) entry.eventIds.push(JSON.parse(data.join('\n')).id);
+    }
+  });
+  streams.push(entry);
+  return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 // The documented way to send a bearer token: an authenticating fetch around a plain one.
@@ -50,13 +67,15 @@ function authFetch(token) {
   return createAuthenticatingFetchWithRetry(recordingFetch, handler);
 }
 
-async function client(token, cardPath = '/.well-known/agent-card.json') {
+// `clientConfig` as the SDK documents it, e.g. `{ polling: true }` for non-blocking sends.
+async function client(token, cardPath = '/.well-known/agent-card.json', clientConfig = {}) {
   const fetchImpl = authFetch(token);
   const compat = legacy ? { legacyCompat: { enabled: true } } : {};
   const resolver = new DefaultAgentCardResolver({ fetchImpl, ...compat });
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
     transports: [new JsonRpcTransportFactory({ fetchImpl, ...compat })],
     cardResolver: resolver,
+    clientConfig,
   }));
   if (!legacy) return factory.createFromUrl(base, cardPath);
   // A 1.x client with legacyCompat still picks the 1.0 interface when the card lists one; a
@@ -81,6 +100,132 @@ const TERMINAL = mode === 'native03'
   : [3, 4, 5, 7]; // TASK_STATE_COMPLETED, FAILED, CANCELED, REJECTED
 const stateName = (s) => (typeof s === 'number' ? ['UNSPECIFIED', 'SUBMITTED', 'WORKING', 'COMPLETED',
   'FAILED', 'CANCELED', 'INPUT_REQUIRED', 'REJECTED', 'AUTH_REQUIRED'][s] ?? String(s) : s);
+
+// The lifecycle checks read events in one form, whatever the SDK:
+//   {kind: 'task', state} | {kind: 'status', state, final (null on 1.0, which has none)}
+//   | {kind: 'artifact', artifactId, texts, append, last}
+// with states spelt as on the 0.3 wire ('working', 'completed', ...).
+const spelt = (s) => (typeof s === 'number' ? stateName(s).toLowerCase().replace('_', '-') : s);
+const textsOf = (parts) => (mode === 'native03'
+  ? parts.filter((p) => p.kind === 'text').map((p) => p.text)
+  : parts.filter((p) => p.content?.$case === 'text').map((p) => p.content.value));
+function neutral(ev) {
+  const [kind, value] = mode === 'native03' ? [ev.kind, ev] : [ev.payload?.$case, ev.payload?.value];
+  switch (kind) {
+    case 'task': return { kind: 'task', state: spelt(value.status.state), taskId: value.id };
+    case 'status-update': case 'statusUpdate':
+      return { kind: 'status', state: spelt(value.status.state), final: value.final ?? null, taskId: value.taskId };
+    case 'artifact-update': case 'artifactUpdate':
+      return { kind: 'artifact', artifactId: value.artifact.artifactId, texts: textsOf(value.artifact.parts),
+        append: !!value.append, last: !!value.lastChunk, taskId: value.taskId };
+    default: return { kind: String(kind) };
+  }
+}
+const storedText = (task) => {
+  const artifact = task.artifacts?.[0];
+  return [artifact?.artifactId, artifact ? textsOf(artifact.parts).join('') : ''];
+};
+const TERMINAL_STATES = ['completed', 'failed', 'canceled', 'rejected'];
+
+// One stream's events: a working status, the answer as artifact pieces (the first not appended,
+// the others appended, only the last marked last) joining to the stored text, and last a final
+// status in `endState`; every event under the request's id (which the SDK checks too).
+async function checkStream(label, events, stored, entry, endState = 'completed') {
+  const shown = JSON.stringify(events).slice(0, 400);
+  check(`${label}: a working status`, events.some((e) => e.kind === 'status' && e.state === 'working'), `events ${shown}`);
+  if (endState === 'completed') {
+    const pieces = events.filter((e) => e.kind === 'artifact');
+    const [artifactId, text] = storedText(stored);
+    const joined = pieces.flatMap((e) => e.texts).join('');
+    const problems = [];
+    if (pieces.filter((e) => e.texts.length).length < 2) problems.push(`the answer came in ${pieces.length} pieces, not streamed`);
+    if (pieces.some((e, i) => e.append !== (i > 0))) problems.push('append is not false on the first piece and true on the others');
+    if (pieces.some((e, i) => e.last !== (i === pieces.length - 1))) problems.push('lastChunk is not on the last piece alone');
+    if (pieces.some((e) => e.artifactId !== artifactId)) problems.push(`a piece of another artifact than ${artifactId}`);
+    if (joined !== text || !text.includes('[1]')) problems.push(`pieces join to ${JSON.stringify(joined)}, the stored text is ${JSON.stringify(text)}`);
+    check(`${label}: artifact pieces join to the stored text`, !problems.length, problems.join('; '));
+  }
+  const last = events.at(-1) ?? {};
+  const finals = events.filter((e) => e.kind === 'status').map((e) => e.final);
+  check(`${label}: ends ${endState}`, last.kind === 'status' && last.state === endState
+    && (finals.at(-1) === null || finals.every((f, i) => f === (i === finals.length - 1))),
+  `last event ${JSON.stringify(last)}, finals ${finals}`);
+  await entry?.done;
+  check(`${label}: every event under the request id`, entry !== undefined
+    && entry.eventIds.length === events.length && entry.eventIds.every((id) => id === entry.id),
+  `request ${entry?.id}, events ${entry?.eventIds}, SDK yielded ${events.length}`);
+}
+
+const sleep = (ms) => new Promise((done) => { setTimeout(done, ms); });
+const CATHOLIC_QA = INPUTS.catholic_qa;
+
+// Streaming, resubscribing, polling and cancelling a `catholic_qa` task that the slow answering
+// backend keeps working for a few seconds, as the SDK's documentation shows.
+async function lifecycle(pro) {
+  const streaming = await client(pro);
+  const polling = await client(pro, '/.well-known/agent-card.json', { polling: true });
+
+  try {
+    const events = [];
+    for await (const ev of streaming.sendMessageStream({ message: message('catholic_qa', CATHOLIC_QA) })) events.push(neutral(ev));
+    const entry = streams.at(-1);
+    const stored = await streaming.getTask({ id: events[0].taskId });
+    await checkStream('stream', events, stored, entry);
+  } catch (e) {
+    fail('stream', e.stack ?? e);
+  }
+
+  try {
+    const sent = await polling.sendMessage({ message: message('catholic_qa', CATHOLIC_QA) });
+    const started = spelt(sent.status.state);
+    check('non-blocking send answers before the end', ['submitted', 'working'].includes(started), started);
+    let got = sent;
+    let polls = 0;
+    const deadline = Date.now() + 30_000;
+    do {
+      await sleep(200);
+      got = await polling.getTask({ id: sent.id });
+      polls += 1;
+    } while (!TERMINAL_STATES.includes(spelt(got.status.state)) && Date.now() < deadline);
+    const [, text] = storedText(got);
+    check('non-blocking: tasks/get polled until completed', spelt(got.status.state) === 'completed' && polls > 1
+      && text.includes('[1]'), `state ${spelt(got.status.state)} after ${polls} polls, text ${JSON.stringify(text.slice(0, 200))}`);
+  } catch (e) {
+    fail('non-blocking', e.stack ?? e);
+  }
+
+  try {
+    const sent = await polling.sendMessage({ message: message('catholic_qa', CATHOLIC_QA) });
+    const started = spelt(sent.status.state);
+    const events = [];
+    for await (const ev of streaming.resubscribeTask({ id: sent.id })) events.push(neutral(ev));
+    const entry = streams.at(-1);
+    const stored = await streaming.getTask({ id: sent.id });
+    check('resubscribe to a working task', ['submitted', 'working'].includes(started), started);
+    await checkStream('resubscribe', events, stored, entry);
+  } catch (e) {
+    fail('resubscribe', e.stack ?? e);
+  }
+
+  try {
+    const events = [];
+    let canceled;
+    let entry;
+    for await (const ev of streaming.sendMessageStream({ message: message('catholic_qa', CATHOLIC_QA) })) {
+      events.push(neutral(ev));
+      if (!canceled && events.at(-1).kind === 'artifact') {
+        entry = streams.at(-1);
+        canceled = await streaming.cancelTask({ id: events.at(-1).taskId });
+      }
+    }
+    check('cancel a working task', canceled && spelt(canceled.status.state) === 'canceled', JSON.stringify(canceled)?.slice(0, 300));
+    await checkStream('cancel', events, null, entry, 'canceled');
+    const got = await streaming.getTask({ id: events[0].taskId });
+    check('tasks/get after cancel', spelt(got.status.state) === 'canceled', spelt(got.status.state));
+  } catch (e) {
+    fail('cancel', e.stack ?? e);
+  }
+}
 
 function caught(error) {
   const code = error.envelopeCode ?? error.errorResponse?.error?.code;
@@ -204,6 +349,8 @@ async function main() {
   await expectError('unknown task', () => main.getTask({ id: randomUUID() }), EXPECTED.unknownTask);
   await expectError('unknown skill', () => main.sendMessage({ message: message('no_such_skill', 'hello') }), EXPECTED.unknownSkill);
 
+  await lifecycle(pro);
+
   // The card is public, so clients with other tokens resolve it too.
   const free = await client(process.env.A2A_TOKEN_FREE);
   await expectError('free plan', () => free.sendMessage({ message: message('saints_of_the_day', 'today') }), EXPECTED.free);
@@ -223,9 +370,9 @@ async function main() {
   const methods = [...new Set(calls.map(([m]) => m))].sort().join(',');
   const versions = [...new Set(calls.map(([, v]) => v))].sort().join(',');
   const wire = {
-    default: ['CancelTask,GetTask,SendMessage', '1.0'],
-    legacy: ['message/send,tasks/cancel,tasks/get', '0.3'],
-    native03: ['message/send,tasks/cancel,tasks/get', ''],
+    default: ['CancelTask,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
+    legacy: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/resubscribe', '0.3'],
+    native03: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/resubscribe', ''],
   }[mode];
   check(`${v1 ? '1.0' : '0.3'} wire`, methods === wire[0] && versions === wire[1],
     `methods ${methods}, A2A-Version ${versions || '(none)'}`);

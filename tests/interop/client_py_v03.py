@@ -11,15 +11,29 @@ import sys
 import uuid
 
 import common
-from common import SKILLS, Token, calls, failure_detail, http, report, resolve
+from common import SKILLS, Token, calls, check_stream, event, failure_detail, http, poll, report, resolve, streams
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.auth.interceptor import AuthInterceptor
-from a2a.types import Message, Part, Role, Task, TaskIdParams, TaskQueryParams, TaskState, TextPart
+from a2a.types import (
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskIdParams,
+    TaskQueryParams,
+    TaskState,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
 
 TERMINAL = {TaskState.completed, TaskState.failed, TaskState.canceled, TaskState.rejected}
 COMPLETED = TaskState.completed
-async def client(token, card_path="/.well-known/agent-card.json"):
-    config = ClientConfig(httpx_client=http(), streaming=False)
+QUESTION = SKILLS["catholic_qa"]
+
+
+async def client(token, card_path="/.well-known/agent-card.json", streaming=False, polling=False):
+    config = ClientConfig(httpx_client=http(), streaming=streaming, polling=polling)
     return await ClientFactory.connect(
         await resolve(card_path),
         client_config=config,
@@ -27,15 +41,18 @@ async def client(token, card_path="/.well-known/agent-card.json"):
     )
 
 
-async def send(c, skill, text):
-    msg = Message(
+def message(skill, text):
+    return Message(
         message_id=str(uuid.uuid4()),
         role=Role.user,
         parts=[Part(root=TextPart(text=text))],
         metadata={"skillId": skill},
     )
+
+
+async def send(c, skill, text):
     task = None
-    async for event in c.send_message(msg):
+    async for event in c.send_message(message(skill, text)):
         if isinstance(event, tuple):
             task = event[0]
         elif isinstance(event, Task):
@@ -51,6 +68,86 @@ def rpc_code(e):
 def rpc_data(e):
     error = getattr(e, "error", None)
     return getattr(error, "data", None) or {}
+
+
+def neutral(item):
+    """One (task, update) pair the SDK yields, in the form the lifecycle checks read."""
+    task, update = item
+    if isinstance(update, TaskStatusUpdateEvent):
+        return event("status", state=update.status.state.value, final=update.final)
+    if isinstance(update, TaskArtifactUpdateEvent):
+        return event(
+            "artifact",
+            artifact_id=update.artifact.artifact_id,
+            texts=[p.root.text for p in update.artifact.parts if isinstance(p.root, TextPart)],
+            append=bool(update.append),
+            last=bool(update.last_chunk),
+        )
+    return event("task", state=task.status.state.value)
+
+
+def artifacts(task):
+    return [
+        (a.artifact_id, [p.root.text for p in a.parts if isinstance(p.root, TextPart)])
+        for a in task.artifacts or []
+    ]
+
+
+async def lifecycle(pro):
+    """Streaming, resubscribing, polling and cancelling a `catholic_qa` task that the slow
+    answering backend keeps working for a few seconds, as the SDK's documentation shows."""
+    streaming = await client(pro, streaming=True)
+    polling = await client(pro, polling=True)
+
+    try:
+        # Each event is read as it arrives: the SDK's task tracker appends later pieces to the
+        # artifact object of the first one.
+        events, tid = [], None
+        async for item in streaming.send_message(message("catholic_qa", QUESTION)):
+            events.append(neutral(item))
+            tid = item[0].id
+        stored = await streaming.get_task(TaskQueryParams(id=tid))
+        check_stream("stream", events, artifacts(stored), streams[-1])
+    except Exception:  # noqa: BLE001
+        report("stream", False, failure_detail())
+
+    try:
+        sent = await send(polling, "catholic_qa", QUESTION)
+        started = sent.status.state.value
+        report("non-blocking send answers before the end", started in ("submitted", "working"), started)
+
+        async def current():
+            got = await polling.get_task(TaskQueryParams(id=sent.id))
+            return got.status.state.value, artifacts(got)
+
+        await poll(current, "non-blocking: tasks/get polled until completed")
+    except Exception:  # noqa: BLE001
+        report("non-blocking", False, failure_detail())
+
+    try:
+        sent = await send(polling, "catholic_qa", QUESTION)
+        started = sent.status.state.value
+        events = [neutral(item) async for item in streaming.resubscribe(TaskIdParams(id=sent.id))]
+        stored = await streaming.get_task(TaskQueryParams(id=sent.id))
+        report("resubscribe to a working task", started in ("submitted", "working"), started)
+        check_stream("resubscribe", events, artifacts(stored), streams[-1])
+    except Exception:  # noqa: BLE001
+        report("resubscribe", False, failure_detail())
+
+    try:
+        events, tid, canceled, entry = [], None, None, None
+        async for item in streaming.send_message(message("catholic_qa", QUESTION)):
+            events.append(neutral(item))
+            tid = item[0].id
+            if canceled is None and events[-1]["kind"] == "artifact":
+                entry = streams[-1]
+                canceled = await streaming.cancel_task(TaskIdParams(id=tid))
+        report("cancel a working task", canceled and canceled.status.state.value == "canceled", f"{canceled}")
+        check_stream("cancel", events, [], entry, end_state="canceled")
+        got = await streaming.get_task(TaskQueryParams(id=tid))
+        report("tasks/get after cancel", got.status.state.value == "canceled", got.status.state.value)
+    except Exception:  # noqa: BLE001
+        report("cancel", False, failure_detail())
 
 
 async def expect_error(name, run, cls, check=None):
@@ -134,6 +231,7 @@ async def main():
         "A2AClientJSONRPCError",
         lambda e: rpc_code(e) == -32002 and "saints_of_the_day" in rpc_data(e).get("availableSkills", []),
     )
+    await lifecycle(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
     await expect_error(
         "free plan",
@@ -164,7 +262,8 @@ async def main():
     versions = {version for _, version in calls}
     report(
         "0.3 wire",
-        methods == {"message/send", "tasks/get", "tasks/cancel"} and versions == {None},
+        methods == {"message/send", "message/stream", "tasks/resubscribe", "tasks/get", "tasks/cancel"}
+        and versions == {None},
         f"methods {methods}, A2A-Version {versions}",
     )
 

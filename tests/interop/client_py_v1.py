@@ -11,7 +11,7 @@ import sys
 import uuid
 
 import common
-from common import SKILLS, Token, calls, failure_detail, http, report, resolve
+from common import SKILLS, Token, calls, check_stream, event, failure_detail, http, poll, report, resolve, streams
 from a2a.client import ClientConfig, create_client
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
@@ -21,6 +21,7 @@ from a2a.types import (
     Part,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
 
@@ -31,8 +32,11 @@ TERMINAL = {
     TaskState.TASK_STATE_REJECTED,
 }
 COMPLETED = TaskState.TASK_STATE_COMPLETED
-async def client(token, card_path="/.well-known/agent-card.json"):
-    config = ClientConfig(httpx_client=http(), streaming=False)
+QUESTION = SKILLS["catholic_qa"]
+
+
+async def client(token, card_path="/.well-known/agent-card.json", streaming=False, polling=False):
+    config = ClientConfig(httpx_client=http(), streaming=streaming, polling=polling)
     return await create_client(
         await resolve(card_path),
         client_config=config,
@@ -52,6 +56,96 @@ async def send(c, skill, text):
         if event.HasField("task"):
             task = event.task
     return task
+
+
+def state(value):
+    """A 1.0 state in its 0.3 spelling (TASK_STATE_INPUT_REQUIRED -> input-required)."""
+    return TaskState.Name(value).removeprefix("TASK_STATE_").lower().replace("_", "-")
+
+
+def neutral(response):
+    """One StreamResponse in the form the lifecycle checks read (see common.event)."""
+    kind = response.WhichOneof("payload")
+    if kind == "task":
+        return event("task", state=state(response.task.status.state))
+    if kind == "status_update":
+        return event("status", state=state(response.status_update.status.state), final=None)
+    if kind == "artifact_update":
+        update = response.artifact_update
+        return event(
+            "artifact",
+            artifact_id=update.artifact.artifact_id,
+            texts=[p.text for p in update.artifact.parts if p.HasField("text")],
+            append=update.append,
+            last=update.last_chunk,
+        )
+    return event(kind or "empty")
+
+
+def artifacts(task):
+    return [(a.artifact_id, [p.text for p in a.parts if p.HasField("text")]) for a in task.artifacts]
+
+
+def task_id(response):
+    kind = response.WhichOneof("payload")
+    if kind == "task":
+        return response.task.id
+    return getattr(response, kind).task_id
+
+
+async def lifecycle(pro):
+    """Streaming, resubscribing, polling and cancelling a `catholic_qa` task that the slow
+    answering backend keeps working for a few seconds, as the SDK's documentation shows."""
+    streaming = await client(pro, streaming=True)
+    polling = await client(pro, polling=True)
+
+    try:
+        events, tid = [], None
+        async for response in streaming.send_message(message("catholic_qa", QUESTION)):
+            events.append(neutral(response))
+            tid = tid or task_id(response)
+        stored = await streaming.get_task(GetTaskRequest(id=tid))
+        check_stream("stream", events, artifacts(stored), streams[-1])
+    except Exception:  # noqa: BLE001
+        report("stream", False, failure_detail())
+
+    try:
+        sent = [r async for r in polling.send_message(message("catholic_qa", QUESTION))][0]
+        started = state(sent.task.status.state)
+        report("non-blocking send answers before the end", started in ("submitted", "working"), started)
+
+        async def current():
+            got = await polling.get_task(GetTaskRequest(id=sent.task.id))
+            return state(got.status.state), artifacts(got)
+
+        await poll(current, "non-blocking: tasks/get polled until completed")
+    except Exception:  # noqa: BLE001
+        report("non-blocking", False, failure_detail())
+
+    try:
+        sent = [r async for r in polling.send_message(message("catholic_qa", QUESTION))][0]
+        started = state(sent.task.status.state)
+        events = [neutral(r) async for r in streaming.subscribe(SubscribeToTaskRequest(id=sent.task.id))]
+        stored = await streaming.get_task(GetTaskRequest(id=sent.task.id))
+        report("resubscribe to a working task", started in ("submitted", "working"), started)
+        check_stream("resubscribe", events, artifacts(stored), streams[-1])
+    except Exception:  # noqa: BLE001
+        report("resubscribe", False, failure_detail())
+
+    try:
+        events, tid, canceled, entry = [], None, None, None
+        async for response in streaming.send_message(message("catholic_qa", QUESTION)):
+            events.append(neutral(response))
+            tid = tid or task_id(response)
+            if canceled is None and events[-1]["kind"] == "artifact":
+                entry = streams[-1]
+                canceled = await streaming.cancel_task(CancelTaskRequest(id=tid))
+        report("cancel a working task", canceled and state(canceled.status.state) == "canceled", f"{canceled}")
+        check_stream("cancel", events, [], entry, end_state="canceled")
+        got = await streaming.get_task(GetTaskRequest(id=tid))
+        report("tasks/get after cancel", state(got.status.state) == "canceled", state(got.status.state))
+    except Exception:  # noqa: BLE001
+        report("cancel", False, failure_detail())
 
 
 async def expect_error(name, run, cls, check=None):
@@ -132,6 +226,7 @@ async def main():
         "InvalidParamsError",
         lambda e: "saints_of_the_day" in (e.data or {}).get("availableSkills", ""),
     )
+    await lifecycle(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
     await expect_error(
         "free plan",
@@ -162,7 +257,8 @@ async def main():
     versions = {version for _, version in calls}
     report(
         "1.0 wire",
-        methods == {"SendMessage", "GetTask", "CancelTask"} and versions == {"1.0"},
+        methods == {"SendMessage", "SendStreamingMessage", "SubscribeToTask", "GetTask", "CancelTask"}
+        and versions == {"1.0"},
         f"methods {methods}, A2A-Version {versions}",
     )
 

@@ -1,8 +1,12 @@
 """What the Python SDK clients share, whatever the SDK version: the skills and inputs, the
-report lines, the bearer credential, and the record of which wire each call used."""
+report lines, the bearer credential, the record of which wire each call used and of the events
+each stream carried, and the checks of a task's lifecycle over SDK events that each client has
+put in one neutral form (see `event`)."""
 
+import asyncio
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -57,10 +61,136 @@ async def record(request):
         calls.append((method, request.headers.get("a2a-version")))
 
 
+# One entry per event stream the server answered: the JSON-RPC method and id of the request,
+# and the id of every event, read from the bytes the SDK itself received.
+streams = []
+
+
+class TappedStream(httpx.AsyncByteStream):
+    """Passes a streamed body through unchanged, noting the `id` of each Server-Sent Event."""
+
+    def __init__(self, inner, entry):
+        self.inner = inner
+        self.entry = entry
+        self.pending = b""
+
+    async def __aiter__(self):
+        async for chunk in self.inner:
+            self.pending += chunk
+            *complete, self.pending = re.split(rb"\r\n\r\n|\n\n|\r\r", self.pending)
+            for raw in complete:
+                data = [
+                    line[5:].removeprefix(b" ")
+                    for line in re.split(rb"\r\n|\n|\r", raw)
+                    if line.startswith(b"data:")
+                ]
+                if data:
+                    self.entry["event_ids"].append(json.loads(b"\n".join(data)).get("id"))
+            yield chunk
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+class Tap(httpx.AsyncHTTPTransport):
+    """The default transport, recording every event stream in `streams`."""
+
+    async def handle_async_request(self, request):
+        response = await super().handle_async_request(request)
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            sent = json.loads(request.content or b"{}")
+            entry = {"method": sent.get("method"), "id": sent.get("id"), "event_ids": []}
+            streams.append(entry)
+            response.stream = TappedStream(response.stream, entry)
+        return response
+
+
 def http():
-    return httpx.AsyncClient(timeout=60, event_hooks={"request": [record]})
+    return httpx.AsyncClient(timeout=60, event_hooks={"request": [record]}, transport=Tap())
 
 
 async def resolve(card_path):
     async with http() as h:
         return await A2ACardResolver(h, BASE).get_agent_card(relative_card_path=card_path)
+
+
+# The lifecycle checks. Each client turns the SDK's events into dicts of one form:
+#   {"kind": "task", "state": s} | {"kind": "status", "state": s, "final": bool or None}
+#   | {"kind": "artifact", "artifact_id": a, "texts": [...], "append": bool, "last": bool}
+# with states spelt as on the 0.3 wire ("working", "completed", ...); `final` is None on 1.0,
+# which has no such field.
+TERMINAL_STATES = {"completed", "failed", "canceled", "rejected"}
+
+
+def event(kind, **fields):
+    return {"kind": kind, **fields}
+
+
+def stored_text(artifacts):
+    """The text of a stored task's answer: its artifacts' text parts, joined (artifact id, text)."""
+    if not artifacts:
+        return None, ""
+    artifact_id, texts = artifacts[0]
+    return artifact_id, "".join(texts)
+
+
+def check_stream(label, events, artifacts, entry, end_state="completed"):
+    """The events of one stream: a working status, the answer as artifact pieces (the first not
+    appended, the others appended, only the last marked last) whose text joins to the stored
+    artifact's, and last a final status in `end_state`; all under the request's id."""
+    shown = json.dumps(events)[:400]
+    report(
+        f"{label}: a working status",
+        any(e["kind"] == "status" and e["state"] == "working" for e in events),
+        f"events {shown}",
+    )
+    if end_state == "completed":
+        pieces = [e for e in events if e["kind"] == "artifact"]
+        artifact_id, text = stored_text(artifacts)
+        joined = "".join(t for e in pieces for t in e["texts"])
+        problems = []
+        if sum(1 for e in pieces if e["texts"]) < 2:
+            problems.append(f"the answer came in {len(pieces)} pieces, not streamed")
+        if any(e["append"] != (i > 0) for i, e in enumerate(pieces)):
+            problems.append("append is not false on the first piece and true on the others")
+        if pieces and [e["last"] for e in pieces] != [False] * (len(pieces) - 1) + [True]:
+            problems.append("lastChunk is not on the last piece alone")
+        if any(e["artifact_id"] != artifact_id for e in pieces):
+            problems.append(f"a piece of another artifact than {artifact_id}")
+        if joined != text or "[1]" not in text:
+            problems.append(f"pieces join to {joined!r}, the stored text is {text!r}")
+        report(f"{label}: artifact pieces join to the stored text", not problems, "; ".join(problems))
+    last = events[-1] if events else {}
+    finals = [e.get("final") for e in events if e["kind"] == "status"]
+    report(
+        f"{label}: ends {end_state}",
+        last.get("kind") == "status"
+        and last["state"] == end_state
+        and (finals[-1] is None or finals == [False] * (len(finals) - 1) + [True]),
+        f"last event {json.dumps(last)}, finals {finals}",
+    )
+    report(
+        f"{label}: every event under the request id",
+        entry is not None
+        and len(entry["event_ids"]) == len(events)
+        and all(i == entry["id"] for i in entry["event_ids"]),
+        f"request {entry and entry['id']!r}, events {entry and entry['event_ids']}, SDK yielded {len(events)}",
+    )
+
+
+async def poll(get_state, name, timeout=30):
+    """Polls `get_state()` (the task's state and stored artifacts) until it is terminal."""
+    polls = 0
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        state, artifacts = await get_state()
+        polls += 1
+        if state in TERMINAL_STATES or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    _, text = stored_text(artifacts)
+    report(
+        name,
+        state == "completed" and polls > 1 and "[1]" in text,
+        f"state {state} after {polls} polls, text {text[:200]!r}",
+    )

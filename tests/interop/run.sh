@@ -51,11 +51,12 @@ fi
 
 WORK=$(mktemp -d)
 SERVER_PID=
+LLM_PID=
 cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    for pid in $SERVER_PID $LLM_PID; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
@@ -73,6 +74,30 @@ export A2A__LIMITS__PRO__EXPENSIVE_PER_MINUTE=100
 export A2A__LIMITS__ORGANIZATION__DEFAULT_PER_MINUTE=1
 export A2A__LIMITS__ORGANIZATION__EXPENSIVE_PER_MINUTE=1
 export A2A__LOG__LEVEL=warn
+
+# catholic_qa answers through a slow OpenAI-compatible backend on loopback (20 pieces, 150 ms
+# apart), so its tasks stay working long enough to stream, resubscribe to, poll and cancel, over
+# a small corpus of the suite's own, so that it has passages to cite.
+echo "== answering backend"
+python3 "$HERE/llm_server.py" "$WORK/llm.port" 20 150 &
+LLM_PID=$!
+for _ in $(seq 1 100); do
+    if [ -s "$WORK/llm.port" ]; then break; fi
+    sleep 0.1
+done
+if [ ! -s "$WORK/llm.port" ]; then
+    echo "interop: the answering backend did not start" >&2
+    echo "interop: 0 passed, 1 failed"
+    exit 1
+fi
+export A2A__LLM__BASE_URL="http://127.0.0.1:$(cat "$WORK/llm.port")/v1"
+export A2A__LLM__MODEL=interop-slow-model
+"$BIN" corpus import "$HERE/corpus.jsonl" >"$WORK/import.out" 2>&1 || {
+    echo "interop: importing the corpus failed:" >&2
+    cat "$WORK/import.out" >&2
+    echo "interop: 0 passed, 1 failed"
+    exit 1
+}
 
 echo "== server on 127.0.0.1:$PORT"
 "$BIN" serve >"$WORK/server.out" 2>"$WORK/server.err" &
@@ -131,6 +156,10 @@ run_client js-0.3.14 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_03" native03
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "  FAIL server: it exited during the run"
+    failed=$((failed + 1))
+fi
+if ! kill -0 "$LLM_PID" 2>/dev/null; then
+    echo "  FAIL answering backend: it exited during the run"
     failed=$((failed + 1))
 fi
 echo "== done in $(($(date +%s) - started)) s"
