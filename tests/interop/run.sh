@@ -64,7 +64,8 @@ trap cleanup EXIT INT TERM
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export A2A__SERVER__BIND="127.0.0.1:$PORT"
 export A2A__AUTH__MODE=hs256
-export A2A__AUTH__HS256_SECRET="interop-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+A2A__AUTH__HS256_SECRET="interop-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+export A2A__AUTH__HS256_SECRET
 export A2A__STORE__BACKEND=memory
 export A2A__DATA__DIR="$WORK/data"
 # Pro is generous so every skill can be called; organization allows one call a minute, so the
@@ -90,7 +91,8 @@ if [ ! -s "$WORK/llm.port" ]; then
     echo "interop: 0 passed, 1 failed"
     exit 1
 fi
-export A2A__LLM__BASE_URL="http://127.0.0.1:$(cat "$WORK/llm.port")/v1"
+A2A__LLM__BASE_URL="http://127.0.0.1:$(cat "$WORK/llm.port")/v1"
+export A2A__LLM__BASE_URL
 export A2A__LLM__MODEL=interop-slow-model
 "$BIN" corpus import "$HERE/corpus.jsonl" >"$WORK/import.out" 2>&1 || {
     echo "interop: importing the corpus failed:" >&2

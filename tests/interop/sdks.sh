@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # sourced: the scripts that source it read the versions
 # The official SDKs at pinned versions, installed into .cache/interop/ and reused when present.
 # Sourced by tests/interop/run.sh and tests/conformance/ci.sh; expects CACHE to be set.
 PY_SDK_1=1.3.0
