@@ -7,7 +7,9 @@ goes out as Server-Sent Events, one `chat.completion.chunk` delta per piece with
 pieces, then a finish reason and `[DONE]`; otherwise as one `chat.completion`.
 
 Usage: llm_server.py PORT_FILE [PIECES] [PAUSE_MS]. Binds 127.0.0.1 on a free port, writes the
-port to PORT_FILE once it listens, and serves until killed. Standard library only.
+port to PORT_FILE once it listens, and serves until killed, printing one line per streamed
+answer: `finished`, or `dropped` when the caller closed the connection before the end (as the
+server does when a task is cancelled). Standard library only.
 """
 
 import json
@@ -116,9 +118,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
+            print("finished", flush=True)
         except (BrokenPipeError, ConnectionResetError):
             # The server dropped the request (a cancelled task): nothing more to send.
-            pass
+            print("dropped", flush=True)
         self.close_connection = True
 
 

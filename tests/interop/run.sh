@@ -80,7 +80,7 @@ export A2A__LOG__LEVEL=warn
 # apart), so its tasks stay working long enough to stream, resubscribe to, poll and cancel, over
 # a small corpus of the suite's own, so that it has passages to cite.
 echo "== answering backend"
-python3 "$HERE/llm_server.py" "$WORK/llm.port" 20 150 &
+python3 "$HERE/llm_server.py" "$WORK/llm.port" 20 150 >"$WORK/llm.out" &
 LLM_PID=$!
 for _ in $(seq 1 100); do
     if [ -s "$WORK/llm.port" ]; then break; fi
@@ -122,9 +122,11 @@ token() { # sub plan
 
 passed=0
 failed=0
+clients=0
 run_client() { # label command...
     local label=$1
     shift
+    clients=$((clients + 1))
     echo "== $label"
     local out="$WORK/$label.out"
     export A2A_BASE="$BASE"
@@ -162,6 +164,20 @@ if ! kill -0 "$SERVER_PID" 2>/dev/null; then
 fi
 if ! kill -0 "$LLM_PID" 2>/dev/null; then
     echo "  FAIL answering backend: it exited during the run"
+    failed=$((failed + 1))
+fi
+# Each client cancels one working task; cancelling drops the task's request to the backend,
+# which notices at its next writes (the last cancel may be a few hundred milliseconds old).
+for _ in $(seq 1 50); do
+    dropped=$(grep -c '^dropped$' "$WORK/llm.out" || true)
+    if [ "$dropped" -ge "$clients" ]; then break; fi
+    sleep 0.1
+done
+if [ "$dropped" -eq "$clients" ]; then
+    echo "  PASS answering backend: the request of each cancelled task was dropped ($dropped)"
+    passed=$((passed + 1))
+else
+    echo "  FAIL answering backend: $dropped streamed answers dropped, expected $clients (one cancel per client)"
     failed=$((failed + 1))
 fi
 echo "== done in $(($(date +%s) - started)) s"
