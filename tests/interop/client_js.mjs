@@ -7,7 +7,8 @@
 // Prints `PASS <check>`, `FAIL <check>: <why>`, and `SEEN <case> <what the caller got>`.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes, randomUUID, verify } from 'node:crypto';
+import { createServer } from 'node:http';
 
 const [sdkDir, mode] = process.argv.slice(2);
 const require = createRequire(resolve(sdkDir, 'package.json'));
@@ -227,6 +228,108 @@ async function lifecycle(pro) {
   }
 }
 
+// A webhook receiver on loopback: a real HTTP server in this process, keeping the headers and
+// JSON body of every POST it is sent, and answering 200.
+async function receiver() {
+  const received = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => { chunks.push(chunk); });
+    req.on('end', () => {
+      received.push([req.headers, Buffer.concat(chunks)]);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise((listening) => { server.listen(0, '127.0.0.1', listening); });
+  server.unref();
+  return { url: `http://127.0.0.1:${server.address().port}/webhook`, received };
+}
+
+// The task id and state a notification carries: the Task itself (0.3), or a Task or status
+// update wrapped as a 1.0 StreamResponse; states in their 0.3 spelling.
+function pushed(raw) {
+  let body;
+  try { body = JSON.parse(raw); } catch { return [null, null]; }
+  if (!body || typeof body !== 'object') return [null, null];
+  const inner = body.task ?? body.statusUpdate ?? body;
+  const state = String(inner.status?.state ?? '').replace(/^TASK_STATE_/, '').toLowerCase().replace('_', '-');
+  return ['id' in inner ? inner.id : inner.taskId, state];
+}
+
+// What is wrong with a notification's `Authorization` JWT, verified as docs/security.md tells a
+// receiver to: ES256 with the key of its `kid` from the server's JWKS, `aud` this receiver's
+// URL, `request_body_sha256` the SHA-256 of the raw body; [] when nothing is.
+async function jwtProblems(authorization, url, body) {
+  const [header, payload, signature] = String(authorization ?? '').replace(/^Bearer /, '').split('.');
+  if (!signature) return [`not a bearer JWT: ${authorization}`];
+  const decode = (part) => JSON.parse(Buffer.from(part, 'base64url').toString());
+  const [head, claims] = [decode(header), decode(payload)];
+  const jwks = await (await fetch(`${base}/.well-known/jwks.json`)).json();
+  const jwk = jwks.keys?.find((k) => k.kid === head.kid);
+  const problems = [];
+  if (head.alg !== 'ES256' || !jwk) problems.push(`alg ${head.alg}, kid ${head.kid} not in the JWKS`);
+  else if (!verify('sha256', Buffer.from(`${header}.${payload}`), { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))) {
+    problems.push('the signature does not verify');
+  }
+  if (claims.aud !== url) problems.push(`aud ${claims.aud}`);
+  if (claims.request_body_sha256 !== createHash('sha256').update(body).digest('hex')) problems.push('request_body_sha256 is not the body\'s');
+  return problems;
+}
+
+// The receiver got the task completed, with the configured token and a valid JWT.
+async function checkPush(label, webhook, taskId, token) {
+  const deadline = Date.now() + 30_000;
+  let found;
+  while (!found && Date.now() < deadline) {
+    found = webhook.received.find(([, body]) => {
+      const [id, state] = pushed(body);
+      return id === taskId && TERMINAL_STATES.includes(state);
+    });
+    if (!found) await sleep(100);
+  }
+  if (!found) {
+    fail(`${label}: the terminal task pushed with the token`,
+      `nothing terminal for ${taskId}; seen ${JSON.stringify(webhook.received.map(([, b]) => pushed(b)))}`);
+    return;
+  }
+  const [headers, body] = found;
+  const problems = await jwtProblems(headers.authorization, webhook.url, body);
+  if (pushed(body)[1] !== 'completed') problems.push(`state ${pushed(body)[1]}`);
+  if (headers['x-a2a-notification-token'] !== token) problems.push(`token ${headers['x-a2a-notification-token']}`);
+  check(`${label}: the terminal task pushed with the token`, !problems.length,
+    `${problems.join('; ')}; headers ${JSON.stringify(headers)}`);
+}
+
+// Push notifications to a receiver this program runs on loopback: configured inline on a
+// non-blocking send, and through the SDK's create/set method on a task already working.
+async function push(pro) {
+  const webhook = await receiver();
+  const polling = await client(pro, '/.well-known/agent-card.json', { polling: true });
+  const token = () => randomBytes(16).toString('base64url');
+  try {
+    const inline = token();
+    const configuration = mode === 'native03'
+      ? { pushNotificationConfig: { url: webhook.url, token: inline } }
+      : { taskPushNotificationConfig: { url: webhook.url, token: inline } };
+    const sent = await polling.sendMessage({ message: message('catholic_qa', CATHOLIC_QA), configuration });
+    await checkPush('push configured on the send', webhook, sent.id, inline);
+  } catch (e) {
+    fail('push configured on the send', e.stack ?? e);
+  }
+  try {
+    const later = token();
+    const sent = await polling.sendMessage({ message: message('catholic_qa', CATHOLIC_QA) });
+    const config = mode === 'native03'
+      ? await polling.setTaskPushNotificationConfig({ taskId: sent.id, pushNotificationConfig: { url: webhook.url, token: later } })
+      : await polling.createTaskPushNotificationConfig({ taskId: sent.id, url: webhook.url, token: later });
+    const url = mode === 'native03' ? config.pushNotificationConfig?.url : config.url;
+    check('push config set for a working task', config.taskId === sent.id && url === webhook.url, JSON.stringify(config));
+    await checkPush('push config set', webhook, sent.id, later);
+  } catch (e) {
+    fail('push config set', e.stack ?? e);
+  }
+}
+
 function caught(error) {
   const code = error.envelopeCode ?? error.errorResponse?.error?.code;
   const data = error.data ?? error.errorResponse?.error?.data;
@@ -350,6 +453,7 @@ async function main() {
   await expectError('unknown skill', () => main.sendMessage({ message: message('no_such_skill', 'hello') }), EXPECTED.unknownSkill);
 
   await lifecycle(pro);
+  await push(pro);
 
   // The card is public, so clients with other tokens resolve it too.
   const free = await client(process.env.A2A_TOKEN_FREE);
@@ -370,9 +474,9 @@ async function main() {
   const methods = [...new Set(calls.map(([m]) => m))].sort().join(',');
   const versions = [...new Set(calls.map(([, v]) => v))].sort().join(',');
   const wire = {
-    default: ['CancelTask,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
-    legacy: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/resubscribe', '0.3'],
-    native03: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/resubscribe', ''],
+    default: ['CancelTask,CreateTaskPushNotificationConfig,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
+    legacy: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', '0.3'],
+    native03: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', ''],
   }[mode];
   check(`${v1 ? '1.0' : '0.3'} wire`, methods === wire[0] && versions === wire[1],
     `methods ${methods}, A2A-Version ${versions || '(none)'}`);

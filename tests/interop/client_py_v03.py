@@ -7,20 +7,38 @@ Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller 
 
 import asyncio
 import os
+import secrets
 import sys
 import uuid
 
 import common
-from common import SKILLS, Token, calls, check_stream, event, failure_detail, http, poll, report, resolve, streams
+from common import (
+    SKILLS,
+    Receiver,
+    Token,
+    calls,
+    check_push,
+    check_stream,
+    event,
+    failure_detail,
+    http,
+    poll,
+    report,
+    resolve,
+    streams,
+)
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
     Message,
+    MessageSendConfiguration,
     Part,
+    PushNotificationConfig,
     Role,
     Task,
     TaskArtifactUpdateEvent,
     TaskIdParams,
+    TaskPushNotificationConfig,
     TaskQueryParams,
     TaskState,
     TaskStatusUpdateEvent,
@@ -50,9 +68,9 @@ def message(skill, text):
     )
 
 
-async def send(c, skill, text):
+async def send(c, skill, text, configuration=None):
     task = None
-    async for event in c.send_message(message(skill, text)):
+    async for event in c.send_message(message(skill, text), configuration=configuration):
         if isinstance(event, tuple):
             task = event[0]
         elif isinstance(event, Task):
@@ -150,6 +168,39 @@ async def lifecycle(pro):
         report("cancel", False, failure_detail())
 
 
+async def push(pro):
+    """Push notifications to a receiver this program runs on loopback: configured inline on a
+    non-blocking send, and through the SDK's set method on a task already working."""
+    receiver = Receiver()
+    polling = await client(pro, polling=True)
+    try:
+        token = secrets.token_urlsafe(16)
+        inline = PushNotificationConfig(url=receiver.url, token=token)
+        sent = await send(
+            polling, "catholic_qa", QUESTION, MessageSendConfiguration(push_notification_config=inline)
+        )
+        await check_push("push configured on the send", receiver, sent.id, token)
+    except Exception:  # noqa: BLE001
+        report("push configured on the send", False, failure_detail())
+    try:
+        token = secrets.token_urlsafe(16)
+        sent = await send(polling, "catholic_qa", QUESTION)
+        config = await polling.set_task_callback(
+            TaskPushNotificationConfig(
+                task_id=sent.id,
+                push_notification_config=PushNotificationConfig(url=receiver.url, token=token),
+            )
+        )
+        report(
+            "push config set for a working task",
+            config.task_id == sent.id and config.push_notification_config.url == receiver.url,
+            f"{config}",
+        )
+        await check_push("push config set", receiver, sent.id, token)
+    except Exception:  # noqa: BLE001
+        report("push config set", False, failure_detail())
+
+
 async def expect_error(name, run, cls, check=None):
     try:
         value = await run()
@@ -232,6 +283,7 @@ async def main():
         lambda e: rpc_code(e) == -32002 and "saints_of_the_day" in rpc_data(e).get("availableSkills", []),
     )
     await lifecycle(pro)
+    await push(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
     await expect_error(
         "free plan",
@@ -262,7 +314,15 @@ async def main():
     versions = {version for _, version in calls}
     report(
         "0.3 wire",
-        methods == {"message/send", "message/stream", "tasks/resubscribe", "tasks/get", "tasks/cancel"}
+        methods
+        == {
+            "message/send",
+            "message/stream",
+            "tasks/resubscribe",
+            "tasks/get",
+            "tasks/cancel",
+            "tasks/pushNotificationConfig/set",
+        }
         and versions == {None},
         f"methods {methods}, A2A-Version {versions}",
     )

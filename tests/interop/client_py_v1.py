@@ -7,11 +7,26 @@ Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller 
 
 import asyncio
 import os
+import secrets
 import sys
 import uuid
 
 import common
-from common import SKILLS, Token, calls, check_stream, event, failure_detail, http, poll, report, resolve, streams
+from common import (
+    SKILLS,
+    Receiver,
+    Token,
+    calls,
+    check_push,
+    check_stream,
+    event,
+    failure_detail,
+    http,
+    poll,
+    report,
+    resolve,
+    streams,
+)
 from a2a.client import ClientConfig, create_client
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
@@ -22,6 +37,7 @@ from a2a.types import (
     Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
     TaskState,
 )
 
@@ -148,6 +164,37 @@ async def lifecycle(pro):
         report("cancel", False, failure_detail())
 
 
+async def push(pro):
+    """Push notifications to a receiver this program runs on loopback: configured inline on a
+    non-blocking send, and through the SDK's create method on a task already working."""
+    receiver = Receiver()
+    polling = await client(pro, polling=True)
+    try:
+        token = secrets.token_urlsafe(16)
+        request = message("catholic_qa", QUESTION)
+        request.configuration.task_push_notification_config.CopyFrom(
+            TaskPushNotificationConfig(url=receiver.url, token=token)
+        )
+        sent = [r async for r in polling.send_message(request)][0]
+        await check_push("push configured on the send", receiver, sent.task.id, token)
+    except Exception:  # noqa: BLE001
+        report("push configured on the send", False, failure_detail())
+    try:
+        token = secrets.token_urlsafe(16)
+        sent = [r async for r in polling.send_message(message("catholic_qa", QUESTION))][0]
+        config = await polling.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=sent.task.id, url=receiver.url, token=token)
+        )
+        report(
+            "push config created for a working task",
+            config.task_id == sent.task.id and config.url == receiver.url and config.id,
+            f"{config}",
+        )
+        await check_push("push config created", receiver, sent.task.id, token)
+    except Exception:  # noqa: BLE001
+        report("push config created", False, failure_detail())
+
+
 async def expect_error(name, run, cls, check=None):
     try:
         value = await run()
@@ -227,6 +274,7 @@ async def main():
         lambda e: "saints_of_the_day" in (e.data or {}).get("availableSkills", ""),
     )
     await lifecycle(pro)
+    await push(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
     await expect_error(
         "free plan",
@@ -257,7 +305,15 @@ async def main():
     versions = {version for _, version in calls}
     report(
         "1.0 wire",
-        methods == {"SendMessage", "SendStreamingMessage", "SubscribeToTask", "GetTask", "CancelTask"}
+        methods
+        == {
+            "SendMessage",
+            "SendStreamingMessage",
+            "SubscribeToTask",
+            "GetTask",
+            "CancelTask",
+            "CreateTaskPushNotificationConfig",
+        }
         and versions == {"1.0"},
         f"methods {methods}, A2A-Version {versions}",
     )

@@ -4,11 +4,15 @@ each stream carried, and the checks of a task's lifecycle over SDK events that e
 put in one neutral form (see `event`)."""
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import re
 import sys
+import threading
 import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 from a2a.client import A2ACardResolver
@@ -193,4 +197,84 @@ async def poll(get_state, name, timeout=30):
         name,
         state == "completed" and polls > 1 and "[1]" in text,
         f"state {state} after {polls} polls, text {text[:200]!r}",
+    )
+
+
+class Receiver:
+    """A webhook receiver on loopback: a real HTTP server on a thread of this process, keeping
+    the headers and JSON body of every POST it is sent, and answering 200."""
+
+    def __init__(self):
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the base class's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+                """Quiet: the checks report what arrived."""
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/webhook"
+
+    async def terminal(self, task_id, timeout=30):
+        """Waits for a notification of `task_id` in a terminal state: (headers, raw body, state),
+        or (None, None, the (id, state) of each one seen) when none came within `timeout`."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            for headers, body in list(self.received):
+                pushed_id, state = pushed(body)
+                if pushed_id == task_id and state in TERMINAL_STATES:
+                    return headers, body, state
+            await asyncio.sleep(0.1)
+        return None, None, [pushed(body) for _, body in self.received]
+
+
+def pushed(raw):
+    """The task id and state a notification carries: the Task itself (0.3), or a Task or status
+    update wrapped as a 1.0 StreamResponse; states in their 0.3 spelling."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None, None
+    if not isinstance(body, dict):
+        return None, None
+    inner = body.get("task") or body.get("statusUpdate") or body
+    state = str((inner.get("status") or {}).get("state", ""))
+    state = state.removeprefix("TASK_STATE_").lower().replace("_", "-")
+    return inner.get("id") if "id" in inner else inner.get("taskId"), state
+
+
+def jwt_claims(authorization):
+    """The claims of a `Bearer` JWT, read without verifying it ({} when it is not one)."""
+    parts = authorization.removeprefix("Bearer ").split(".")
+    if not authorization.startswith("Bearer ") or len(parts) != 3:
+        return {}
+    try:
+        return json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except ValueError:
+        return {}
+
+
+async def check_push(label, receiver, task_id, token):
+    """The receiver got the task completed, with the configured token and a JWT naming this
+    receiver and the SHA-256 of the body (docs/security.md, "What a notification carries")."""
+    headers, body, state = await receiver.terminal(task_id)
+    if headers is None:
+        report(f"{label}: the terminal task pushed with the token", False, f"nothing terminal for {task_id}; seen {state}")
+        return
+    claims = jwt_claims(headers.get("authorization", ""))
+    report(
+        f"{label}: the terminal task pushed with the token",
+        state == "completed"
+        and headers.get("x-a2a-notification-token") == token
+        and claims.get("aud") == receiver.url
+        and claims.get("request_body_sha256") == hashlib.sha256(body).hexdigest(),
+        f"state {state}, headers {headers}, claims {claims}",
     )

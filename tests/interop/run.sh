@@ -75,6 +75,8 @@ export A2A__LIMITS__PRO__EXPENSIVE_PER_MINUTE=100
 export A2A__LIMITS__ORGANIZATION__DEFAULT_PER_MINUTE=1
 export A2A__LIMITS__ORGANIZATION__EXPENSIVE_PER_MINUTE=1
 export A2A__LOG__LEVEL=warn
+# Each client runs its push-notification receiver on loopback.
+export A2A__PUSH__ALLOW_PRIVATE_TARGETS=true
 
 # catholic_qa answers through a slow OpenAI-compatible backend on loopback (20 pieces, 150 ms
 # apart), so its tasks stay working long enough to stream, resubscribe to, poll and cancel, over
