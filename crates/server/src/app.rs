@@ -210,7 +210,7 @@ pub async fn open_store(
     observer: Option<Arc<dyn TransitionObserver>>,
 ) -> Result<(Arc<dyn TaskStore>, TaskRuntime), StartupError> {
     let ttl = Duration::from_secs(settings.store.task_ttl_secs);
-    let runtime_settings = RuntimeSettings::from(&settings.tasks);
+    let runtime_settings = RuntimeSettings::new(&settings.tasks, settings.store.max_task_bytes);
     let (store, backend): (Arc<dyn TaskStore>, Arc<dyn RuntimeBackend>) =
         match settings.store.backend {
             StoreBackend::Memory => {

@@ -28,7 +28,7 @@ use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
 use crate::push::Push;
 use crate::runtime::{
-    Canceled, EventSink, NewTask, Started, Subscribed, Subscription, TaskRuntime,
+    Canceled, EventSink, NewTask, Started, StreamPlace, Subscribed, Subscription, TaskRuntime,
 };
 use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
@@ -88,12 +88,12 @@ pub struct A2aService {
     skills: SkillRegistry,
     store: Arc<dyn TaskStore>,
     runtime: Arc<TaskRuntime>,
-    push: Option<Arc<Push>>,
     limiter: Arc<dyn RateLimiter>,
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
     context_history_tasks: usize,
     max_task_bytes: usize,
+    push: Option<Arc<Push>>,
 }
 
 /// A condition the conformance kit simulates inside the service, passed to [`A2aService::call`]
@@ -239,13 +239,26 @@ pub struct Tasks {
     pub push: Option<Arc<Push>>,
 }
 
-/// A message let through to its skill: the limiter's decision in its bucket, the task's context and what the
-/// skill is asked.
+/// What [`A2aService::admit`] made of a message.
+enum Prepared {
+    /// The same message was sent before: its task's id.
+    Replayed(String),
+    /// The message may run (boxed: it holds the whole `submitted` task).
+    Admitted(Box<Admitted>),
+}
+
+/// A message let through to its skill: the limiter's decision in its bucket, the message's
+/// idempotency key, the skill, the task `submitted` with the message in its history, and what
+/// the skill is asked.
 struct Admitted {
     decision: Decision,
     bucket: Bucket,
-    context_id: String,
+    message_key: String,
+    skill: Arc<dyn Skill>,
+    submitted: Task,
+    new_in_context: bool,
     request: SkillRequest,
+    push: Option<PushNotificationConfig>,
 }
 
 impl A2aService {
@@ -263,12 +276,12 @@ impl A2aService {
             skills,
             store: tasks.store,
             runtime: tasks.runtime,
-            push: tasks.push,
             limiter,
             metrics,
             skill_timeout,
             context_history_tasks,
             max_task_bytes,
+            push: tasks.push,
         }
     }
 
@@ -469,30 +482,29 @@ impl A2aService {
     }
 
     /// Runs a user message whose params passed [`validate_user_message`]. A message sent again
-    /// (same id, same content) answers with the task it produced, without running the skill
-    /// or charging the limit; the same id with other content is another message.
+    /// (same id, same content) answers with the task it produced or started, as it is now,
+    /// without running the skill or charging the limit; the same id with other content is
+    /// another message.
     pub async fn send(
         &self,
         principal: &Principal,
         request: SendRequest,
     ) -> Result<Reply, ApiError> {
+        let sent = sent_message(&request.params)?;
+        let message_key = sent.content_hash.clone();
         if !request.blocking || request.push.is_some() {
             // A blocking send with a push config runs on the runtime as well, so that its
             // changes are pushed like every started task's, and waits for its end.
             let blocking = request.blocking;
-            let sent = sent_message(&request.params)?;
-            let (task_id, rate, submitted) = match self.begin(principal, request).await? {
-                Begun::Replayed(task_id) => (task_id, None, None),
+            let owner = &principal.owner;
+            let (result, rate) = match self.begin(principal, request, message_key).await? {
+                Begun::Replayed(task_id) => (self.owned_task(owner, &task_id).await?, None),
+                Begun::Started { task_id, rate, .. } if blocking => {
+                    (self.ended_task(owner, &task_id).await?, Some(rate))
+                }
                 Begun::Started {
-                    task_id,
-                    submitted,
-                    rate,
-                } => (task_id, Some(rate), Some(submitted)),
-            };
-            let result = match submitted {
-                Some(submitted) if !blocking => submitted,
-                _ if blocking => self.ended_task(&principal.owner, &task_id).await?,
-                _ => self.owned_task(&principal.owner, &task_id).await?,
+                    submitted, rate, ..
+                } => (submitted, Some(rate)),
             };
             return Ok(Reply {
                 result,
@@ -500,65 +512,32 @@ impl A2aService {
                 sent: Some(sent),
             });
         }
-        let SendRequest {
-            params,
-            finished,
-            simulation,
-            ..
-        } = request;
-        let message_key = message_key(&params)?;
-        let sent = SentMessage {
-            message_id: params.message.message_id.clone(),
-            content_hash: message_key.clone(),
-        };
-        let message = params.message;
-        let skill = self.skill_for(&message)?;
         let owner = &principal.owner;
-        let serialized =
-            serde_json::to_vec(&message).map_err(|e| ApiError::Internal(e.to_string()))?;
-
-        if let Some(record) = self.store.message(owner, &message_key).await? {
-            let result = self.replay(owner, &record).await?;
-            return Ok(Reply {
-                result,
-                rate: None,
-                sent: Some(sent),
-            });
-        }
-
-        let continued = match &message.task_id {
-            Some(id) => {
-                let stored = self.owned_task(owner, id).await?;
-                self.check_task_size(stored.len() + serialized.len())?;
-                Some(decode_task(&stored)?)
-            }
-            None => None,
-        };
+        let simulation = request.simulation;
         let Admitted {
             decision,
             bucket,
-            context_id,
+            message_key,
+            skill,
+            submitted,
+            new_in_context,
             request,
-        } = self
-            .admit(
-                principal,
-                skill.as_ref(),
-                &message,
-                continued.as_ref(),
-                finished,
-                simulation,
-            )
-            .await?;
-        let outcome = if simulation == Some(Simulation::SkillFailed) {
-            Err(format!(
-                "The skill `{}` failed (simulated by the conformance kit: skill_failed).",
-                skill.info().id
-            ))
-        } else {
-            self.run(skill.as_ref(), request).await?
+            ..
+        } = match self.admit(principal, request, message_key).await? {
+            Prepared::Replayed(task_id) => {
+                return Ok(Reply {
+                    result: self.owned_task(owner, &task_id).await?,
+                    rate: None,
+                    sent: Some(sent),
+                });
+            }
+            Prepared::Admitted(admitted) => *admitted,
         };
-        let is_new = continued.is_none();
-        let task = build_task(message, continued, context_id, skill.info().id, outcome);
+        let outcome = match simulated_failure(simulation, skill.info().id) {
+            Some(reason) => Err(reason),
+            None => self.run(skill.as_ref(), request).await?,
+        };
+        let task = finish_task(submitted, &Uuid::new_v4().to_string(), outcome);
         self.metrics
             .task(skill.info().id, task.status.state.as_str());
 
@@ -567,11 +546,11 @@ impl A2aService {
         let record = MessageRecord { task_id: task.id };
         let result = match self
             .store
-            .save(owner, &stored, &message_key, &record, is_new)
+            .save(owner, &stored, &message_key, &record, new_in_context)
             .await?
         {
             SaveOutcome::Saved => stored.json,
-            SaveOutcome::Duplicate(existing) => self.replay(owner, &existing).await?,
+            SaveOutcome::Duplicate(existing) => self.owned_task(owner, &existing.task_id).await?,
         };
         Ok(Reply {
             result,
@@ -581,17 +560,24 @@ impl A2aService {
     }
 
     /// `message/stream` and `SendStreamingMessage`: starts the task as a non-blocking send does
-    /// and answers with its events. A message sent again answers with its task's events.
+    /// and answers with its events. A message sent again answers with its task's events. The
+    /// stream's place is held first: a stream refused for the cap starts and charges nothing.
     pub async fn stream(
         &self,
         principal: &Principal,
         request: SendRequest,
     ) -> Result<Streamed, ApiError> {
-        let (task_id, rate) = match self.begin(principal, request).await? {
-            Begun::Replayed(task_id) => (task_id, None),
-            Begun::Started { task_id, rate, .. } => (task_id, Some(rate)),
+        let message_key = message_key(&request.params)?;
+        let place = self.hold_stream(&principal.owner).await?;
+        let (task_id, rate) = match self.begin(principal, request, message_key).await {
+            Ok(Begun::Replayed(task_id)) => (task_id, None),
+            Ok(Begun::Started { task_id, rate, .. }) => (task_id, Some(rate)),
+            Err(error) => {
+                place.release().await?;
+                return Err(error);
+            }
         };
-        let subscription = self.open_stream(&principal.owner, &task_id).await?;
+        let subscription = self.open_stream(place, &task_id).await?;
         Ok(Streamed { subscription, rate })
     }
 
@@ -603,37 +589,81 @@ impl A2aService {
         request: SubscribeRequest,
     ) -> Result<Streamed, ApiError> {
         self.charge(principal, Bucket::Read).await?;
-        let subscription = self.open_stream(&principal.owner, &request.id).await?;
+        let place = self.hold_stream(&principal.owner).await?;
+        let subscription = self.open_stream(place, &request.id).await?;
         Ok(Streamed {
             subscription,
             rate: None,
         })
     }
 
-    async fn open_stream(&self, owner: &Owner, task_id: &str) -> Result<Subscription, ApiError> {
-        match self.runtime.subscribe(owner, task_id).await? {
-            Subscribed::Stream(subscription) => Ok(subscription),
-            Subscribed::NotFound => Err(ApiError::TaskNotFound(task_id.to_string())),
-            Subscribed::Busy { limit } => Err(ApiError::RateLimited {
+    /// One of the owner's stream places, or the refusal naming the cap (429 `-32003`).
+    async fn hold_stream(&self, owner: &Owner) -> Result<StreamPlace, ApiError> {
+        self.runtime
+            .hold_stream(owner)
+            .await?
+            .ok_or_else(|| ApiError::RateLimited {
                 retry_after_secs: self.runtime.settings().keepalive.as_secs(),
                 bucket: "streams",
-                limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
-            }),
+                limit: Some(
+                    u32::try_from(self.runtime.settings().max_streams_per_owner)
+                        .unwrap_or(u32::MAX),
+                ),
+            })
+    }
+
+    async fn open_stream(
+        &self,
+        place: StreamPlace,
+        task_id: &str,
+    ) -> Result<Subscription, ApiError> {
+        match self.runtime.subscribe_with(place, task_id).await? {
+            Subscribed::Stream(subscription) => Ok(subscription),
+            Subscribed::NotFound | Subscribed::Busy { .. } => {
+                Err(ApiError::TaskNotFound(task_id.to_string()))
+            }
         }
     }
 
-    /// What a blocking send and a started task share once the message's task, if any, is read:
-    /// the continuation checks, the charge, the context and the skill's request.
+    /// What every send does before its skill runs, `message_key` being the message's
+    /// idempotency key ([`message_key`]): a message sent again is recognised; a
+    /// continued task is read, checked (it ended, it may be continued, its context, the size
+    /// it would be stored at) and the message is charged; then the task is made `submitted`
+    /// with the message in its history, and the skill's request with the conversation so far.
     async fn admit(
         &self,
         principal: &Principal,
-        skill: &dyn Skill,
-        message: &Message,
-        continued: Option<&Task>,
-        finished: FinishedTask,
-        simulation: Option<Simulation>,
-    ) -> Result<Admitted, ApiError> {
-        if let Some(task) = continued {
+        request: SendRequest,
+        message_key: String,
+    ) -> Result<Prepared, ApiError> {
+        let SendRequest {
+            params,
+            finished,
+            simulation,
+            push,
+            ..
+        } = request;
+        let mut message = params.message;
+        let skill = Arc::clone(self.skill_for(&message)?);
+        let owner = &principal.owner;
+        if let Some(record) = self.store.message(owner, &message_key).await? {
+            return Ok(Prepared::Replayed(record.task_id));
+        }
+        if let Some(config) = &push {
+            self.push()?.check_config(config)?;
+        }
+        let continued = match &message.task_id {
+            Some(id) => {
+                let stored = self.owned_task(owner, id).await?;
+                let message_bytes = serde_json::to_vec(&message)
+                    .map_err(|e| ApiError::Internal(e.to_string()))?
+                    .len();
+                self.check_task_size(stored.len() + message_bytes)?;
+                Some(decode_task(&stored)?)
+            }
+            None => None,
+        };
+        if let Some(task) = &continued {
             ended_already(task)?;
             if finished == FinishedTask::Refuse {
                 // Every stored task is terminal: a continuation is refused when asked to be.
@@ -661,14 +691,15 @@ impl A2aService {
         }
         let decision = self.charge(principal, bucket).await?;
         let context_id = continued
+            .as_ref()
             .map(|t| t.context_id.clone())
             .or_else(|| message.context_id.clone())
             .unwrap_or_else(|| Uuid::new_v4().to_string());
-        let history = match continued {
+        let earlier = match &continued {
             Some(task) => turns(&task.history),
             None if message.context_id.is_some() => self
                 .store
-                .context(&principal.owner, &context_id, self.context_history_tasks)
+                .context(owner, &context_id, self.context_history_tasks)
                 .await?
                 .iter()
                 .flat_map(|t| turns(&t.history))
@@ -677,76 +708,24 @@ impl A2aService {
         };
         let request = SkillRequest {
             text: message.text(),
-            data: merged_data(message),
-            history,
+            data: merged_data(&message),
+            history: earlier,
             now: Utc::now(),
             accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
         };
-        Ok(Admitted {
-            decision,
-            bucket,
-            context_id,
-            request,
-        })
-    }
-
-    /// Checks and charges a message exactly as a blocking send does, then starts its task on
-    /// the runtime (its skill streaming its answer into the task's events) without waiting
-    /// for it to end.
-    async fn begin(&self, principal: &Principal, request: SendRequest) -> Result<Begun, ApiError> {
-        let SendRequest {
-            params,
-            finished,
-            simulation,
-            push,
-            ..
-        } = request;
-        let message_key = message_key(&params)?;
-        let mut message = params.message;
-        let skill = Arc::clone(self.skill_for(&message)?);
-        let owner = &principal.owner;
-        if let Some(record) = self.store.message(owner, &message_key).await? {
-            return Ok(Begun::Replayed(record.task_id));
-        }
-        if let Some(config) = &push {
-            self.push()?.check_config(config)?;
-        }
-        let continued = match &message.task_id {
-            Some(id) => Some(decode_task(&self.owned_task(owner, id).await?)?),
-            None => None,
-        };
-        let Admitted {
-            decision,
-            bucket,
-            context_id,
-            request: skill_request,
-        } = self
-            .admit(
-                principal,
-                skill.as_ref(),
-                &message,
-                continued.as_ref(),
-                finished,
-                simulation,
-            )
-            .await?;
+        let new_in_context = continued.is_none();
         let task_id = continued
             .as_ref()
             .map(|t| t.id.clone())
             .unwrap_or_else(|| Uuid::new_v4().to_string());
         message.task_id = Some(task_id.clone());
         message.context_id = Some(context_id.clone());
-        if let Some(config) = push {
-            self.push()?.set_config(owner, &task_id, config).await?;
-        }
-        let skill_id = skill.info().id;
-        let new_in_context = continued.is_none();
         let mut history = continued.map(|t| t.history).unwrap_or_default();
-        history.push(message.clone());
+        history.push(message);
         let submitted = Task {
             kind: "task".into(),
-            id: task_id.clone(),
-            context_id: context_id.clone(),
+            id: task_id,
+            context_id,
             status: TaskStatus {
                 state: TaskState::Submitted,
                 message: None,
@@ -754,29 +733,70 @@ impl A2aService {
             },
             artifacts: Vec::new(),
             history,
-            metadata: Some(skill_metadata(skill_id)),
+            metadata: Some(skill_metadata(skill.info().id)),
         };
-        self.check_task_size(StoredTask::of(&submitted)?.json.len())?;
-        let new = NewTask {
-            owner: owner.clone(),
+        Ok(Prepared::Admitted(Box::new(Admitted {
+            decision,
+            bucket,
+            message_key,
+            skill,
+            submitted,
             new_in_context,
+            request,
+            push,
+        })))
+    }
+
+    /// Admits a message exactly as a blocking send does, then starts its task on the runtime
+    /// (its skill streaming its answer into the task's events) without waiting for it to end.
+    /// The message is recorded as the task starts, so the same message sent again, even at the
+    /// same time through another replica, answers with this task.
+    async fn begin(
+        &self,
+        principal: &Principal,
+        request: SendRequest,
+        message_key: String,
+    ) -> Result<Begun, ApiError> {
+        let simulation = request.simulation;
+        let Admitted {
+            decision,
+            bucket,
+            message_key,
+            skill,
+            submitted,
+            new_in_context,
+            request: skill_request,
+            push,
+        } = match self.admit(principal, request, message_key).await? {
+            Prepared::Replayed(task_id) => return Ok(Begun::Replayed(task_id)),
+            Prepared::Admitted(admitted) => *admitted,
+        };
+        let task_id = submitted.id.clone();
+        if let Some(config) = push {
+            self.push()?
+                .set_config(&principal.owner, &task_id, config)
+                .await?;
+        }
+        let new = NewTask {
+            owner: principal.owner.clone(),
+            new_in_context,
+            message_key,
             task: submitted.clone(),
         };
         let timeout = self.skill_timeout;
         let metrics = Arc::clone(&self.metrics);
-        let skill_failed = simulation == Some(Simulation::SkillFailed);
         let work = move |sink: EventSink| async move {
+            let skill_id = skill.info().id;
             let artifact_id = Uuid::new_v4().to_string();
-            let outcome = if skill_failed {
-                Err(format!(
-                    "The skill `{skill_id}` failed (simulated by the conformance kit: skill_failed)."
-                ))
-            } else {
-                match run_streamed(skill.as_ref(), skill_request, &sink, &artifact_id, timeout)
-                    .await
-                {
-                    StreamedRun::Done(output) => Ok(output),
-                    StreamedRun::Failed(reason) => Err(reason),
+            let outcome = match simulated_failure(simulation, skill_id) {
+                Some(reason) => Err(reason),
+                None => {
+                    match run_streamed(skill.as_ref(), skill_request, &sink, &artifact_id, timeout)
+                        .await
+                    {
+                        StreamedRun::Done(output) => Ok(output),
+                        StreamedRun::Failed(reason) => Err(reason),
+                    }
                 }
             };
             let task = finish_task(submitted, &artifact_id, outcome);
@@ -789,20 +809,13 @@ impl A2aService {
                 submitted,
                 rate: (decision, bucket),
             }),
+            Started::Seen(task_id) => Ok(Begun::Replayed(task_id)),
             Started::Busy { limit } => Err(ApiError::RateLimited {
                 retry_after_secs: self.runtime.settings().lease.as_secs(),
                 bucket: "running",
                 limit: Some(u32::try_from(limit).unwrap_or(u32::MAX)),
             }),
         }
-    }
-
-    /// Answers a message sent again with the task it produced.
-    async fn replay(&self, owner: &Owner, record: &MessageRecord) -> Result<Bytes, ApiError> {
-        self.store
-            .get(owner, &record.task_id)
-            .await?
-            .ok_or_else(|| ApiError::TaskNotFound(record.task_id.clone()))
     }
 
     fn skill_for(&self, message: &Message) -> Result<&Arc<dyn Skill>, ApiError> {
@@ -880,14 +893,6 @@ pub fn validate_user_message(message: &Message) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The refusal of a push config id the task has none of (`None`: the task has no config).
-fn no_push_config(task_id: &str, config_id: Option<&str>) -> ApiError {
-    ApiError::InvalidParams(match config_id {
-        Some(id) => format!("task `{task_id}` has no push notification config `{id}`"),
-        None => format!("task `{task_id}` has no push notification config"),
-    })
-}
-
 /// Refuses a message for a task that is still running: its turn is not over.
 fn ended_already(task: &Task) -> Result<(), ApiError> {
     if task.status.state.is_terminal() {
@@ -950,8 +955,16 @@ fn skill_metadata(skill_id: &str) -> Map<String, Value> {
     metadata
 }
 
-/// A running task ended with its skill's outcome: the answer as the artifact `artifact_id`
-/// (the one its chunks were streamed under), the agent's reply in the history.
+/// The reason a simulated failure gives, when the conformance kit asks for one.
+fn simulated_failure(simulation: Option<Simulation>, skill_id: &str) -> Option<String> {
+    (simulation == Some(Simulation::SkillFailed)).then(|| {
+        format!("The skill `{skill_id}` failed (simulated by the conformance kit: skill_failed).")
+    })
+}
+
+/// A `submitted` task ended with its skill's outcome, on either send path: the answer as the
+/// artifact `artifact_id` (the one its chunks were streamed under, for a task that ran after
+/// its call returned), the agent's reply in the history.
 fn finish_task(mut task: Task, artifact_id: &str, outcome: Result<SkillOutput, String>) -> Task {
     let (state, reply, artifacts) = match outcome {
         Ok(output) => {
@@ -977,51 +990,10 @@ fn finish_task(mut task: Task, artifact_id: &str, outcome: Result<SkillOutput, S
     task
 }
 
-fn build_task(
-    mut message: Message,
-    continued: Option<Task>,
-    context_id: String,
-    skill_id: &str,
-    outcome: Result<SkillOutput, String>,
-) -> Task {
-    let task_id = continued
-        .as_ref()
-        .map(|t| t.id.clone())
-        .unwrap_or_else(|| Uuid::new_v4().to_string());
-    message.task_id = Some(task_id.clone());
-    message.context_id = Some(context_id.clone());
-    let mut history = continued.map(|t| t.history).unwrap_or_default();
-    history.push(message);
-
-    let (state, reply, artifacts) = match outcome {
-        Ok(output) => {
-            let artifact = Artifact {
-                artifact_id: Uuid::new_v4().to_string(),
-                name: Some(output.artifact_name.to_string()),
-                parts: vec![Part::text(output.text.clone()), Part::data(output.data)],
-            };
-            (TaskState::Completed, output.text, vec![artifact])
-        }
-        Err(reason) => (TaskState::Failed, reason, Vec::new()),
-    };
-    let mut agent = Message::agent_text(Uuid::new_v4().to_string(), reply);
-    agent.task_id = Some(task_id.clone());
-    agent.context_id = Some(context_id.clone());
-    history.push(agent.clone());
-
-    let mut metadata = Map::new();
-    metadata.insert("skillId".into(), Value::String(skill_id.to_string()));
-    Task {
-        kind: "task".into(),
-        id: task_id,
-        context_id,
-        status: TaskStatus {
-            state,
-            message: (state == TaskState::Failed).then_some(agent),
-            timestamp: Some(now_timestamp()),
-        },
-        artifacts,
-        history,
-        metadata: Some(metadata),
-    }
+/// The refusal of a push config id the task has none of (`None`: the task has no config).
+fn no_push_config(task_id: &str, config_id: Option<&str>) -> ApiError {
+    ApiError::InvalidParams(match config_id {
+        Some(id) => format!("task `{task_id}` has no push notification config `{id}`"),
+        None => format!("task `{task_id}` has no push notification config"),
+    })
 }

@@ -65,6 +65,36 @@ pub struct Finish {
     pub new_in_context: bool,
 }
 
+/// A task about to run, as [`RuntimeBackend::begin`] records it: the working record (what
+/// readers see until it ends, under its runner's lease) and its message's record, kept as long
+/// as a stored task, so that the same message sent again while the task works, through any
+/// replica, finds the task instead of starting another.
+#[derive(Debug, Clone, Copy)]
+pub struct Starting<'a> {
+    /// Whose task it is.
+    pub owner: &'a Owner,
+    /// The task's id.
+    pub task_id: &'a str,
+    /// The idempotency key of the message that starts it.
+    pub message_key: &'a str,
+    /// The runner that will hold its lease.
+    pub runner: &'a str,
+    /// The task as JSON, `submitted`.
+    pub task_json: &'a Bytes,
+}
+
+/// What [`RuntimeBackend::begin`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Begin {
+    /// The task runs, and its message is recorded as the one that started it.
+    Started,
+    /// The owner already runs the most tasks allowed, or this task already runs.
+    Busy,
+    /// The message was seen before: the id of the task it started or produced, which the
+    /// caller answers with instead of running it again.
+    Seen(String),
+}
+
 /// What appending to a log did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Appended {
@@ -94,17 +124,14 @@ pub type Cursor = Option<String>;
 /// The shared state of running tasks.
 #[async_trait]
 pub trait RuntimeBackend: Send + Sync {
-    /// Records a task that starts running under `runner`, with `task_json` as what readers see
-    /// until it ends; `false` when the owner already runs `max_running` tasks.
+    /// Records a task that starts running, with its message, in one step (see [`Starting`]),
+    /// unless the message was seen before or the owner already runs `max_running` tasks.
     async fn begin(
         &self,
-        owner: &Owner,
-        task_id: &str,
-        runner: &str,
-        task_json: &Bytes,
+        starting: &Starting<'_>,
         lease: Duration,
         max_running: usize,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Begin, StoreError>;
 
     /// Renews the runner's lease (and replaces what readers see, when given); `false` when
     /// the task is no longer this runner's (canceled, or ended by a reaper).

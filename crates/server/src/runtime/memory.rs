@@ -10,8 +10,10 @@ use bytes::Bytes;
 use moka::sync::Cache;
 use tokio::sync::broadcast;
 
-use super::backend::{Appended, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, TaskKey};
-use crate::store::{MemoryStore, Owner, StoreError};
+use super::backend::{
+    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+};
+use crate::store::{MemoryStore, MessageRecord, Owner, StoreError};
 
 /// How many signals a lagging runtime may miss before it resynchronises.
 const SIGNAL_BUFFER: usize = 4096;
@@ -71,14 +73,22 @@ impl MemoryBackend {
 impl RuntimeBackend for MemoryBackend {
     async fn begin(
         &self,
-        owner: &Owner,
-        task_id: &str,
-        runner: &str,
-        task_json: &Bytes,
+        starting: &Starting<'_>,
         lease: Duration,
         max_running: usize,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Begin, StoreError> {
+        let Starting {
+            owner,
+            task_id,
+            message_key,
+            runner,
+            task_json,
+        } = *starting;
+        // One critical section: a resend reading the message's record finds the task working.
         let mut working = self.working_records();
+        if let Some(seen) = self.store.recorded_message(owner, message_key) {
+            return Ok(Begin::Seen(seen.task_id));
+        }
         let now = Instant::now();
         let running = working
             .iter()
@@ -86,7 +96,14 @@ impl RuntimeBackend for MemoryBackend {
             .count();
         let key = (owner.clone(), task_id.to_string());
         if running >= max_running || working.contains_key(&key) {
-            return Ok(false);
+            return Ok(Begin::Busy);
+        }
+        let record = MessageRecord {
+            task_id: task_id.to_string(),
+        };
+        // A blocking send of the same message may have saved its task meanwhile.
+        if let Some(seen) = self.store.record_message(owner, message_key, &record) {
+            return Ok(Begin::Seen(seen.task_id));
         }
         working.insert(
             key,
@@ -97,7 +114,7 @@ impl RuntimeBackend for MemoryBackend {
                 ending: false,
             },
         );
-        Ok(true)
+        Ok(Begin::Started)
     }
 
     async fn renew(

@@ -33,10 +33,12 @@ use a2a_types::{
     Artifact, Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 
-pub use backend::{Appended, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, TaskKey};
+pub use backend::{
+    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+};
 pub use memory::MemoryBackend;
 pub use redis::RedisBackend;
-pub use subscription::{Next, Subscription};
+pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
 use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task};
@@ -75,10 +77,14 @@ pub struct RuntimeSettings {
     pub max_streams_per_owner: usize,
     /// Caps on each task's event log.
     pub log: LogCaps,
+    /// The largest task stored (its JSON, in bytes): a task whose answer would make it larger
+    /// ends `failed` instead, its turn kept without the answer.
+    pub max_task_bytes: usize,
 }
 
-impl From<&TaskSettings> for RuntimeSettings {
-    fn from(settings: &TaskSettings) -> Self {
+impl RuntimeSettings {
+    /// The runtime's settings from the tasks' settings and the store's cap on a task's size.
+    pub fn new(settings: &TaskSettings, max_task_bytes: usize) -> Self {
         RuntimeSettings {
             lease: Duration::from_secs(settings.lease_secs),
             keepalive: Duration::from_secs(settings.keepalive_secs),
@@ -89,6 +95,7 @@ impl From<&TaskSettings> for RuntimeSettings {
                 max_bytes: settings.max_event_bytes_per_task,
                 ttl: Duration::from_secs(settings.event_ttl_secs),
             },
+            max_task_bytes,
         }
     }
 }
@@ -102,6 +109,8 @@ pub struct NewTask {
     pub task: Task,
     /// Whether it is new in its context (not a continued task).
     pub new_in_context: bool,
+    /// The idempotency key of the message that starts it, recorded as it starts.
+    pub message_key: String,
 }
 
 /// What [`TaskRuntime::start`] did.
@@ -114,6 +123,9 @@ pub enum Started {
         /// The cap.
         limit: usize,
     },
+    /// The message was seen before (sent again, perhaps through another replica at the same
+    /// time): the id of its task, which runs or ran once.
+    Seen(String),
 }
 
 /// What [`TaskRuntime::cancel`] did.
@@ -125,13 +137,13 @@ pub enum Canceled {
     NotWorking,
 }
 
-/// What [`TaskRuntime::subscribe`] did.
+/// What [`TaskRuntime::subscribe`] and [`TaskRuntime::subscribe_with`] did.
 pub enum Subscribed {
     /// The task's events, from the first.
     Stream(Subscription),
     /// No such task of this owner, working or kept.
     NotFound,
-    /// The owner already holds the most streams allowed.
+    /// The owner already holds the most streams allowed (never from a place held already).
     Busy {
         /// The cap.
         limit: usize,
@@ -223,19 +235,21 @@ impl TaskRuntime {
         let runner = Uuid::new_v4().to_string();
         let task = new.task;
         let submitted = StoredTask::of(&task)?.json;
-        if !shared
+        let starting = Starting {
+            owner: &new.owner,
+            task_id: &task.id,
+            message_key: &new.message_key,
+            runner: &runner,
+            task_json: &submitted,
+        };
+        match shared
             .backend
-            .begin(
-                &new.owner,
-                &task.id,
-                &runner,
-                &submitted,
-                shared.settings.lease,
-                limit,
-            )
+            .begin(&starting, shared.settings.lease, limit)
             .await?
         {
-            return Ok(Started::Busy { limit });
+            Begin::Started => {}
+            Begin::Busy => return Ok(Started::Busy { limit }),
+            Begin::Seen(task_id) => return Ok(Started::Seen(task_id)),
         }
         let key = TaskKey::of(&new.owner, &task.id);
         if !new.new_in_context {
@@ -335,9 +349,21 @@ impl TaskRuntime {
         if self.read(owner, task_id).await?.is_none() {
             return Ok(Subscribed::NotFound);
         }
+        match self.hold_stream(owner).await? {
+            Some(place) => Ok(Subscribed::Stream(self.attach(place, task_id))),
+            None => Ok(Subscribed::Busy {
+                limit: self.shared.settings.max_streams_per_owner,
+            }),
+        }
+    }
+
+    /// Holds one of the owner's stream places, before the stream's task exists (a stream
+    /// refused for the cap must start nothing); `None` when every place is held. The place is
+    /// given back when dropped, or when the subscription it becomes ends.
+    pub async fn hold_stream(&self, owner: &Owner) -> Result<Option<StreamPlace>, StoreError> {
         let shared = &self.shared;
         let stream_id = Uuid::new_v4().to_string();
-        if !shared
+        let held = shared
             .backend
             .hold_stream(
                 owner,
@@ -345,22 +371,33 @@ impl TaskRuntime {
                 shared.stream_hold(),
                 shared.settings.max_streams_per_owner,
             )
-            .await?
-        {
-            return Ok(Subscribed::Busy {
-                limit: shared.settings.max_streams_per_owner,
-            });
+            .await?;
+        Ok(held.then(|| StreamPlace::new(Arc::clone(shared), owner.clone(), stream_id)))
+    }
+
+    /// As [`TaskRuntime::subscribe`], in a place held already.
+    pub async fn subscribe_with(
+        &self,
+        place: StreamPlace,
+        task_id: &str,
+    ) -> Result<Subscribed, StoreError> {
+        if self.read(place.owner(), task_id).await?.is_none() {
+            place.release().await?;
+            return Ok(Subscribed::NotFound);
         }
-        let key = TaskKey::of(owner, task_id);
-        let notify = shared.waiter(&key);
-        Ok(Subscribed::Stream(Subscription::new(
-            Arc::clone(shared),
-            owner.clone(),
+        Ok(Subscribed::Stream(self.attach(place, task_id)))
+    }
+
+    fn attach(&self, place: StreamPlace, task_id: &str) -> Subscription {
+        let key = TaskKey::of(place.owner(), task_id);
+        let notify = self.shared.waiter(&key);
+        Subscription::new(
+            Arc::clone(&self.shared),
+            place,
             task_id.to_string(),
             key,
-            stream_id,
             notify,
-        )))
+        )
     }
 
     /// One sweep of the reaper: ends `failed` every working task whose lease ran out, and
@@ -591,6 +628,7 @@ impl Run {
                 }
             }
         };
+        let (task, stored) = self.within_cap(task, &working_json)?;
         let unsent: Vec<Artifact> = {
             let streamed = self.streamed.lock().unwrap_or_else(PoisonError::into_inner);
             task.artifacts
@@ -600,7 +638,7 @@ impl Run {
                 .collect()
         };
         let finish = Finish {
-            stored: StoredTask::of(&task)?,
+            stored,
             new_in_context: self.new_in_context,
         };
         // The artifacts go in before the task ends, so no subscriber sees the final status
@@ -620,6 +658,23 @@ impl Run {
                 .await?;
         }
         Ok(())
+    }
+
+    /// The task as stored, or, when its answer would take it over the stored-size cap, the
+    /// working task ended `failed` saying so.
+    fn within_cap(&self, task: Task, working: &[u8]) -> Result<(Task, StoredTask), StoreError> {
+        let stored = StoredTask::of(&task)?;
+        let max = self.shared.settings.max_task_bytes;
+        if stored.json.len() <= max {
+            return Ok((task, stored));
+        }
+        let reason = format!(
+            "The answer would make the task {} bytes stored, over the limit of {max} bytes; start a new task in the same conversation (contextId without taskId).",
+            stored.json.len()
+        );
+        let task = ended(working, TaskState::Failed, Some(&reason))?;
+        let stored = StoredTask::of(&task)?;
+        Ok((task, stored))
     }
 
     async fn renew(&self, task_json: Option<&Bytes>) -> Result<bool, StoreError> {

@@ -14,7 +14,9 @@ use redis::{Script, Value};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
-use super::backend::{Appended, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, TaskKey};
+use super::backend::{
+    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+};
 use crate::redis_conn::RedisConnection;
 use crate::store::{CONTEXT_CAP, OWNER_INDEX_CAP, Owner, RedisStore, StoreError};
 
@@ -166,13 +168,17 @@ async fn listen(
 impl RuntimeBackend for RedisBackend {
     async fn begin(
         &self,
-        owner: &Owner,
-        task_id: &str,
-        runner: &str,
-        task_json: &Bytes,
+        starting: &Starting<'_>,
         lease: Duration,
         max_running: usize,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Begin, StoreError> {
+        let Starting {
+            owner,
+            task_id,
+            message_key,
+            runner,
+            task_json,
+        } = *starting;
         let mut connection = self.connection.clone();
         // The lease entry goes first: a replica stopping between the two leaves an entry the
         // reaper drops, never a record no reaper would find.
@@ -183,10 +189,11 @@ impl RuntimeBackend for RedisBackend {
             .arg(&member)
             .query_async(&mut connection)
             .await?;
-        let started: i64 = self
+        let reply: Vec<Value> = self
             .begin_script
             .key(Self::working_key(owner, task_id))
             .key(Self::running_key(owner))
+            .key(RedisStore::key(owner, "msg", message_key))
             .arg(runner)
             .arg(task_json.as_ref())
             .arg(lease.as_millis() as u64)
@@ -195,16 +202,31 @@ impl RuntimeBackend for RedisBackend {
             .arg(self.task_ttl_secs)
             .invoke_async(&mut connection)
             .await?;
-        // Refused at the cap: the entry goes. A task that already runs keeps its own entry
-        // (the same member), only renewed by the ZADD above.
-        if started == 0 {
+        let begin = match reply.as_slice() {
+            [Value::Int(1)] => Begin::Started,
+            [Value::Int(0 | -1)] => Begin::Busy,
+            [Value::Int(2), seen] => Begin::Seen(
+                redis::from_redis_value(seen.clone())
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ),
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "unexpected begin reply {other:?}"
+                )));
+            }
+        };
+        // Not started: the entry goes, unless it is that of the task already running (the
+        // same member, only renewed by the ZADD above).
+        let already_runs = matches!(reply.as_slice(), [Value::Int(-1)])
+            || matches!(&begin, Begin::Seen(seen) if seen == task_id);
+        if begin != Begin::Started && !already_runs {
             let _: i64 = redis::cmd("ZREM")
                 .arg(LEASES_KEY)
                 .arg(&member)
                 .query_async(&mut connection)
                 .await?;
         }
-        Ok(started == 1)
+        Ok(begin)
     }
 
     async fn renew(

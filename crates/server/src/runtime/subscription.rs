@@ -25,14 +25,79 @@ pub enum Next {
     KeepAlive,
 }
 
+/// One of an owner's stream places (see [`super::TaskRuntime::hold_stream`]), held until it is
+/// dropped or released; a subscription keeps it renewed while it lives.
+pub struct StreamPlace {
+    shared: Arc<Shared>,
+    owner: Owner,
+    stream_id: String,
+}
+
+impl StreamPlace {
+    pub(super) fn new(shared: Arc<Shared>, owner: Owner, stream_id: String) -> Self {
+        StreamPlace {
+            shared,
+            owner,
+            stream_id,
+        }
+    }
+
+    /// Whose place it is.
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// Gives the place back now (dropping it gives it back soon after, on a task of its own).
+    pub async fn release(mut self) -> Result<(), StoreError> {
+        let stream_id = std::mem::take(&mut self.stream_id);
+        self.shared
+            .backend
+            .release_stream(&self.owner, &stream_id)
+            .await
+    }
+
+    async fn renew(&self) -> Result<(), StoreError> {
+        let settings = self.shared.settings;
+        // A place lost meanwhile (a Redis restart) is taken again when one is free; the stream
+        // goes on either way.
+        self.shared
+            .backend
+            .hold_stream(
+                &self.owner,
+                &self.stream_id,
+                self.shared.stream_hold(),
+                settings.max_streams_per_owner,
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+impl Drop for StreamPlace {
+    fn drop(&mut self) {
+        if self.stream_id.is_empty() {
+            return;
+        }
+        let backend = Arc::clone(&self.shared.backend);
+        let owner = self.owner.clone();
+        let stream_id = std::mem::take(&mut self.stream_id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = backend.release_stream(&owner, &stream_id).await {
+                    tracing::warn!(%error, "a stream place could not be given back; it expires on its own");
+                }
+            });
+        }
+    }
+}
+
 /// A subscription to one task's events (see [`super::TaskRuntime::subscribe`]). Dropping it
 /// gives its stream place back; the task runs on.
 pub struct Subscription {
     shared: Arc<Shared>,
-    owner: Owner,
+    place: StreamPlace,
     task_id: String,
     key: TaskKey,
-    stream_id: String,
     notify: Arc<Notify>,
     cursor: Cursor,
     pending: VecDeque<Bytes>,
@@ -52,18 +117,16 @@ struct Finality {
 impl Subscription {
     pub(super) fn new(
         shared: Arc<Shared>,
-        owner: Owner,
+        place: StreamPlace,
         task_id: String,
         key: TaskKey,
-        stream_id: String,
         notify: Arc<Notify>,
     ) -> Self {
         Subscription {
             shared,
-            owner,
+            place,
             task_id,
             key,
-            stream_id,
             notify,
             cursor: None,
             pending: VecDeque::new(),
@@ -104,7 +167,7 @@ impl Subscription {
                 Ok(()) => continue,
                 Err(_) => {
                     self.checked = false;
-                    self.renew_place().await?;
+                    self.place.renew().await?;
                     if self.fill().await? {
                         continue;
                     }
@@ -134,14 +197,20 @@ impl Subscription {
     /// When the task is no longer working: its events appended meanwhile, else a final status
     /// made from the stored task; the stream ends when the task is gone altogether.
     async fn end_from_store(&mut self) -> Result<bool, StoreError> {
-        let backend = &self.shared.backend;
-        if backend.working(&self.owner, &self.task_id).await?.is_some() {
+        let owner = self.place.owner().clone();
+        if self
+            .shared
+            .backend
+            .working(&owner, &self.task_id)
+            .await?
+            .is_some()
+        {
             return Ok(false);
         }
         if self.fill().await? {
             return Ok(true);
         }
-        match self.shared.store.get(&self.owner, &self.task_id).await? {
+        match self.shared.store.get(&owner, &self.task_id).await? {
             Some(json) => {
                 let task = decode_task(&json)?;
                 let event =
@@ -151,36 +220,5 @@ impl Subscription {
             None => self.done = true,
         }
         Ok(true)
-    }
-
-    async fn renew_place(&self) -> Result<(), StoreError> {
-        let settings = self.shared.settings;
-        // A place lost meanwhile (a Redis restart) is taken again when one is free; the stream
-        // goes on either way.
-        self.shared
-            .backend
-            .hold_stream(
-                &self.owner,
-                &self.stream_id,
-                self.shared.stream_hold(),
-                settings.max_streams_per_owner,
-            )
-            .await?;
-        Ok(())
-    }
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        let backend = Arc::clone(&self.shared.backend);
-        let owner = self.owner.clone();
-        let stream_id = std::mem::take(&mut self.stream_id);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(error) = backend.release_stream(&owner, &stream_id).await {
-                    tracing::warn!(%error, "a stream place could not be given back; it expires on its own");
-                }
-            });
-        }
     }
 }

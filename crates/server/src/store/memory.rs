@@ -20,13 +20,15 @@ use super::{
 };
 
 /// Tasks (as JSON text), messages, contexts and each owner's task ids in four TTL caches
-/// (moka), each bounded in entries. Keys are the owner's hash followed by the client's id: the
+/// (moka), each bounded in entries. The messages' cache is synchronous: the runtime records a
+/// starting task's message under the lock of its working records, so that no resend finds the
+/// message without its task. Keys are the owner's hash followed by the client's id: the
 /// hash has a fixed length, so no two (owner, id) pairs share a key. Task ids, message keys and
 /// owners are made by the server, so their caches hash with [`DerivedKeys`]; a context id may
 /// be the client's choice, so the contexts keep the standard hasher.
 pub struct MemoryStore {
     tasks: Cache<String, Bytes, DerivedKeys>,
-    messages: Cache<String, MessageRecord, DerivedKeys>,
+    messages: moka::sync::Cache<String, MessageRecord, DerivedKeys>,
     contexts: Cache<String, Arc<Vec<String>>>,
     owners: Cache<String, Arc<OwnerIndex>, DerivedKeys>,
     context_cap: usize,
@@ -47,7 +49,11 @@ impl MemoryStore {
     pub fn new(ttl: Duration, max_tasks: u64) -> Self {
         MemoryStore {
             tasks: Self::cache(ttl, max_tasks, DerivedKeys::default()),
-            messages: Self::cache(ttl, max_tasks, DerivedKeys::default()),
+            messages: moka::sync::Cache::builder()
+                .max_capacity(max_tasks)
+                .time_to_live(ttl)
+                .eviction_policy(EvictionPolicy::lru())
+                .build_with_hasher(DerivedKeys::default()),
             contexts: Self::cache(ttl, max_tasks, std::hash::RandomState::new()),
             owners: Self::cache(ttl, max_tasks, DerivedKeys::default()),
             context_cap: 100,
@@ -73,6 +79,27 @@ impl MemoryStore {
         key.push(':');
         key.push_str(id);
         key
+    }
+
+    /// What the owner's message produced or started, read without waiting (see
+    /// [`TaskStore::message`]).
+    pub fn recorded_message(&self, owner: &Owner, message_key: &str) -> Option<MessageRecord> {
+        self.messages.get(&Self::key(owner, message_key))
+    }
+
+    /// Records the owner's message as the one that started `record`'s task, unless it was
+    /// recorded before: then the earlier record.
+    pub fn record_message(
+        &self,
+        owner: &Owner,
+        message_key: &str,
+        record: &MessageRecord,
+    ) -> Option<MessageRecord> {
+        let entry = self
+            .messages
+            .entry(Self::key(owner, message_key))
+            .or_insert_with(|| record.clone());
+        (!entry.is_fresh()).then(|| entry.into_value())
     }
 
     /// Stores a terminal task whose message was recorded when it started (a task that ran
@@ -135,7 +162,7 @@ impl TaskStore for MemoryStore {
         owner: &Owner,
         message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
-        Ok(self.messages.get(&Self::key(owner, message_key)).await)
+        Ok(self.recorded_message(owner, message_key))
     }
 
     async fn save(
@@ -146,13 +173,8 @@ impl TaskStore for MemoryStore {
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
-        let entry = self
-            .messages
-            .entry(Self::key(owner, message_key))
-            .or_insert_with(async { record.clone() })
-            .await;
-        if !entry.is_fresh() {
-            return Ok(SaveOutcome::Duplicate(entry.into_value()));
+        if let Some(existing) = self.record_message(owner, message_key, record) {
+            return Ok(SaveOutcome::Duplicate(existing));
         }
         self.save_finished(owner, task, new_in_context).await;
         Ok(SaveOutcome::Saved)

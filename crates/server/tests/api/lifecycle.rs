@@ -17,7 +17,9 @@ use magisterium_a2a::runtime::{
 };
 use magisterium_a2a::skill_stream::{StreamedRun, run_streamed};
 use magisterium_a2a::sse::{EventWire, event_stream};
-use magisterium_a2a::store::{MemoryStore, Owner, RedisStore, TaskStore, decode_task};
+use magisterium_a2a::store::{
+    MemoryStore, MessageRecord, Owner, RedisStore, StoredTask, TaskStore, decode_task,
+};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -36,6 +38,7 @@ fn settings() -> RuntimeSettings {
             max_bytes: 64 * 1024,
             ttl: Duration::from_secs(60),
         },
+        max_task_bytes: 1024 * 1024,
     }
 }
 
@@ -148,6 +151,7 @@ fn new_task(owner: &Owner, task: &Task) -> NewTask {
         owner: owner.clone(),
         task: task.clone(),
         new_in_context: true,
+        message_key: uuid(),
     }
 }
 
@@ -416,6 +420,7 @@ async fn runs_again(backing: &Backing) {
         owner: owner.clone(),
         task: again,
         new_in_context: false,
+        message_key: uuid(),
     };
     replica
         .runtime
@@ -573,6 +578,94 @@ async fn caps(backing: &Backing) {
             .unwrap(),
         Started::Running(_)
     ));
+}
+
+/// A message starts one task: the same message key starting another task, through another
+/// replica and with the owner at the running cap, finds the first; so does a key the store saved
+/// with a blocking send's task. A stream place held before its task exists counts at the cap.
+async fn one_task_per_message(backing: &Backing) {
+    let mut one_running = settings();
+    one_running.max_running_per_owner = 1;
+    one_running.max_streams_per_owner = 1;
+    let a = backing.replica(one_running).await;
+    let b = backing.replica(one_running).await;
+    let owner = Owner::of("", &uuid());
+    let dropped = Arc::new(AtomicBool::new(false));
+    let first = submitted("q");
+    let mut new = new_task(&owner, &first);
+    assert!(matches!(
+        a.runtime
+            .start(new.clone(), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Running(_)
+    ));
+    let other = submitted("q");
+    new.task = other.clone();
+    assert_eq!(
+        b.runtime
+            .start(new.clone(), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Seen(first.id.clone())
+    );
+    assert_eq!(b.runtime.read(&owner, &other.id).await.unwrap(), None);
+    assert_eq!(
+        b.runtime
+            .start(new_task(&owner, &other), endless(&dropped))
+            .await
+            .unwrap(),
+        Started::Busy { limit: 1 },
+        "another message meets the cap"
+    );
+
+    let place = a
+        .runtime
+        .hold_stream(&owner)
+        .await
+        .unwrap()
+        .expect("a place");
+    assert!(b.runtime.hold_stream(&owner).await.unwrap().is_none());
+    assert!(matches!(
+        b.runtime.subscribe(&owner, &first.id).await.unwrap(),
+        Subscribed::Busy { limit: 1 }
+    ));
+    match a
+        .runtime
+        .subscribe_with(place, "no-such-task")
+        .await
+        .unwrap()
+    {
+        Subscribed::NotFound => {}
+        _ => panic!("an unknown task is not found"),
+    }
+    assert!(
+        b.runtime.hold_stream(&owner).await.unwrap().is_some(),
+        "the place of a stream that found no task is given back at once"
+    );
+    a.runtime.cancel(&owner, &first.id).await.unwrap();
+
+    let saved = finished(submitted("saved"), TaskState::Completed, Vec::new());
+    let key = uuid();
+    let record = MessageRecord {
+        task_id: saved.id.clone(),
+    };
+    a.store
+        .save(
+            &owner,
+            &StoredTask::of(&saved).unwrap(),
+            &key,
+            &record,
+            true,
+        )
+        .await
+        .unwrap();
+    let mut resent = new_task(&owner, &submitted("saved"));
+    resent.message_key = key;
+    assert_eq!(
+        b.runtime.start(resent, endless(&dropped)).await.unwrap(),
+        Started::Seen(saved.id)
+    );
 }
 
 /// A log at its cap leaves out further chunks but never the final status, and a subscriber that
@@ -884,6 +977,16 @@ async fn memory_cancels() {
 #[tokio::test]
 async fn redis_cancels() {
     cancels(&Backing::redis()).await;
+}
+
+#[tokio::test]
+async fn memory_one_task_per_message() {
+    one_task_per_message(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_one_task_per_message() {
+    one_task_per_message(&Backing::redis()).await;
 }
 
 #[tokio::test]

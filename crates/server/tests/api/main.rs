@@ -16,6 +16,7 @@ mod operations;
 mod properties;
 mod push;
 mod push_methods;
+mod resends;
 mod scale;
 mod security;
 mod skills;

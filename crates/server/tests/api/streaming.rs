@@ -7,11 +7,11 @@ use std::time::Duration;
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
+use crate::helpers::{RedisServer, TestApp, call, reply, send_body, spawn_app, uuid, with_redis};
 
 /// POSTs a call and reads its whole answer: the status, the content type and, for an event
 /// stream, every event's JSON (keep-alive comments left out).
-async fn events(app: &TestApp, token: &str, body: &Value) -> (u16, String, Vec<Value>) {
+pub async fn events(app: &TestApp, token: &str, body: &Value) -> (u16, String, Vec<Value>) {
     let response = app
         .client
         .post(format!("{}/api/v1/a2a", app.base))
@@ -42,13 +42,13 @@ async fn events(app: &TestApp, token: &str, body: &Value) -> (u16, String, Vec<V
     (status, content_type, parsed)
 }
 
-fn stream_body(skill: &str, text: &str) -> Value {
+pub fn stream_body(skill: &str, text: &str) -> Value {
     let mut body = send_body(skill, text, &uuid());
     body["method"] = json!("message/stream");
     body
 }
 
-fn send_v1_body(method: &str, skill: &str, text: &str, configuration: Value) -> Value {
+pub fn send_v1_body(method: &str, skill: &str, text: &str, configuration: Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": "v1-call",
@@ -417,6 +417,83 @@ async fn open_streams_per_user_are_capped() {
         "another user is not affected"
     );
     drop(held);
+}
+
+/// The ids of the caller's stored tasks (`ListTasks`, which lists tasks once they ended).
+pub async fn stored_task_ids(app: &TestApp, token: &str) -> Vec<String> {
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "ListTasks", "params": {}});
+    let reply = reply(
+        app.client
+            .post(format!("{}/api/v1/a2a", app.base))
+            .bearer_auth(token)
+            .header("A2A-Version", "1.0")
+            .json(&body),
+    )
+    .await;
+    reply.result()["tasks"]
+        .as_array()
+        .expect("a list of tasks")
+        .iter()
+        .map(|task| task["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The remaining calls a charged answer reports for the `default` bucket.
+fn remaining(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let current = headers.get("ratelimit")?.to_str().ok()?;
+    Some(current.split(';').nth(1)?.to_string())
+}
+
+/// With one stream place, a second `message/stream` is refused for the streams cap before
+/// anything happens: its task never runs (nothing is stored for it) and the send bucket is not
+/// charged (the next send is the second call charged).
+async fn a_stream_refused_at_the_cap_runs_and_charges_nothing(app: &TestApp) {
+    let token = app.token("capped", Plan::Pro);
+    let held = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .json(&stream_body("test_slow", "hold the place"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(remaining(held.headers()).as_deref(), Some("r=14"));
+    let refused = app
+        .rpc(Some(&token), &stream_body("test_echo", "refused"))
+        .await;
+    assert_eq!(refused.code(), -32003, "{:?}", refused.body);
+    assert_eq!(refused.body["error"]["data"]["bucket"], "streams");
+    let next = app.send(&token, "test_echo", "next").await;
+    assert_eq!(
+        remaining(&next.headers).as_deref(),
+        Some("r=13"),
+        "the refused stream charged nothing"
+    );
+    let next_id = next.result()["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        stored_task_ids(app, &token).await,
+        vec![next_id],
+        "the refused stream's task never ran"
+    );
+    drop(held);
+}
+
+#[tokio::test]
+async fn a_stream_refused_at_the_cap_runs_and_charges_nothing_in_memory() {
+    let app = spawn_app(|s| s.tasks.max_streams_per_user = 1).await;
+    a_stream_refused_at_the_cap_runs_and_charges_nothing(&app).await;
+}
+
+#[tokio::test]
+async fn a_stream_refused_at_the_cap_runs_and_charges_nothing_on_redis() {
+    let redis = RedisServer::start();
+    let app = spawn_app(|s| {
+        with_redis(redis.url())(s);
+        s.tasks.max_streams_per_user = 1;
+    })
+    .await;
+    a_stream_refused_at_the_cap_runs_and_charges_nothing(&app).await;
 }
 
 #[tokio::test]
