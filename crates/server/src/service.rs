@@ -107,7 +107,15 @@ pub enum Simulation {
     },
     /// Store a `failed` task without running the skill.
     SkillFailed,
+    /// End the task `failed` without running the skill, after the first part of an answer: a
+    /// task that runs after its call returned sends it as an artifact chunk (not the last), so
+    /// a stream shows `working`, part of the artifact, then the final `failed` status.
+    FailMidStream,
 }
+
+/// The first part of the answer a `fail_mid_stream` task sends before it fails.
+const PART_OF_AN_ANSWER: &str =
+    "This answer stops part-way (simulated by the conformance kit: fail_mid_stream)";
 
 /// Longest `messageId`, `taskId` and `contextId` accepted, in characters: they become store
 /// keys and log fields, and a UUID has 36.
@@ -789,7 +797,19 @@ impl A2aService {
             let skill_id = skill.info().id;
             let artifact_id = Uuid::new_v4().to_string();
             let outcome = match simulated_failure(simulation, skill_id) {
-                Some(reason) => Err(reason),
+                Some(reason) => {
+                    if simulation == Some(Simulation::FailMidStream) {
+                        let part = Artifact {
+                            artifact_id: artifact_id.clone(),
+                            name: Some("answer".into()),
+                            parts: vec![Part::text(PART_OF_AN_ANSWER)],
+                        };
+                        if let Err(error) = sink.artifact(part, false, false).await {
+                            tracing::warn!(%error, "a simulated chunk could not be logged");
+                        }
+                    }
+                    Err(reason)
+                }
                 None => {
                     match run_streamed(skill.as_ref(), skill_request, &sink, &artifact_id, timeout)
                         .await
@@ -957,9 +977,14 @@ fn skill_metadata(skill_id: &str) -> Map<String, Value> {
 
 /// The reason a simulated failure gives, when the conformance kit asks for one.
 fn simulated_failure(simulation: Option<Simulation>, skill_id: &str) -> Option<String> {
-    (simulation == Some(Simulation::SkillFailed)).then(|| {
-        format!("The skill `{skill_id}` failed (simulated by the conformance kit: skill_failed).")
-    })
+    let scenario = match simulation? {
+        Simulation::SkillFailed => "skill_failed",
+        Simulation::FailMidStream => "fail_mid_stream",
+        Simulation::RateLimited { .. } => return None,
+    };
+    Some(format!(
+        "The skill `{skill_id}` failed (simulated by the conformance kit: {scenario})."
+    ))
 }
 
 /// A `submitted` task ended with its skill's outcome, on either send path: the answer as the

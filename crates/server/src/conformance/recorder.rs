@@ -52,7 +52,7 @@ pub const REFUSED_TOKEN_REUSED: Rule = Rule {
     id: "refused-token-reused",
     why: "A token refused with 401 stays refused: obtain a new token (see WWW-Authenticate and the protected-resource metadata) before calling again.",
 };
-/// A method the card says is not supported.
+/// A method the card says is not supported, refused as such.
 pub const UNSUPPORTED_METHOD: Rule = Rule {
     id: "unsupported-method",
     why: "The agent card says this server does not offer this method (capabilities.streaming or pushNotifications is false, or supportsAuthenticatedExtendedCard is absent); check the card before calling it.",
@@ -270,13 +270,17 @@ fn finding_bytes(finding: &Finding) -> usize {
 }
 
 /// The methods coverage names; any other counts as `other`, so the table stays bounded.
-const KNOWN_METHODS: [&str; 6] = [
+const KNOWN_METHODS: [&str; 10] = [
     "message/send",
     "tasks/get",
     "tasks/cancel",
     "SendMessage",
     "GetTask",
     "CancelTask",
+    "message/stream",
+    "tasks/resubscribe",
+    "SendStreamingMessage",
+    "SubscribeToTask",
 ];
 
 impl Recorder {
@@ -589,9 +593,22 @@ fn coverage(run: &Run) -> Coverage {
     }
 }
 
-/// Whether a scenario changes anything on `method` (`skill_failed` only fails a sent message).
+/// Whether a scenario changes anything on `method`: `skill_failed` and `fail_mid_stream` fail
+/// a sent message, `stream_dropped` and `slow_stream` shape a stream of events.
 fn applies(scenario: &str, method: &str) -> bool {
-    scenario != "skill_failed" || matches!(method, "message/send" | "SendMessage")
+    let sends = matches!(
+        method,
+        "message/send" | "SendMessage" | "message/stream" | "SendStreamingMessage"
+    );
+    let streams = matches!(
+        method,
+        "message/stream" | "SendStreamingMessage" | "tasks/resubscribe" | "SubscribeToTask"
+    );
+    match scenario {
+        "skill_failed" | "fail_mid_stream" => sends,
+        "stream_dropped" | "slow_stream" => streams,
+        _ => true,
+    }
 }
 
 fn finding(

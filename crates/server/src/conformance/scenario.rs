@@ -48,11 +48,29 @@ pub enum Scenario {
     Disconnect,
     /// The call runs; the answer's body is cut in half (not JSON).
     MalformedResponse,
+    /// A stream's connection is closed after this many events; the task goes on and can be
+    /// resubscribed to.
+    StreamDropped {
+        /// Events sent before the connection is closed.
+        events: u64,
+    },
+    /// A stream's events, each this much after the one before.
+    SlowStream {
+        /// The pause before each event, in milliseconds (bounded by configuration).
+        ms: u64,
+    },
+    /// The task sends `working` and part of its artifact, then ends `failed`.
+    FailMidStream,
 }
+
+/// Events a `stream_dropped` stream sends unless told otherwise.
+const DROPPED_AFTER_EVENTS: u64 = 2;
+/// The pause between a `slow_stream`'s events unless told otherwise.
+const SLOW_STREAM_MS: u64 = 500;
 
 impl Scenario {
     /// The scenario names, for errors, the agent card and the coverage report.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 14] = [
         "unauthorized",
         "expired_token",
         "plan_required",
@@ -64,6 +82,9 @@ impl Scenario {
         "task_not_found",
         "disconnect",
         "malformed_response",
+        "stream_dropped;events=N",
+        "slow_stream;ms=N",
+        "fail_mid_stream",
     ];
 
     /// The scenario's name without parameters, e.g. `rate_limited`.
@@ -80,6 +101,9 @@ impl Scenario {
             Scenario::TaskNotFound => "task_not_found",
             Scenario::Disconnect => "disconnect",
             Scenario::MalformedResponse => "malformed_response",
+            Scenario::StreamDropped { .. } => "stream_dropped",
+            Scenario::SlowStream { .. } => "slow_stream",
+            Scenario::FailMidStream => "fail_mid_stream",
         }
     }
 
@@ -110,7 +134,10 @@ impl Scenario {
             | Scenario::SkillFailed
             | Scenario::Slow { .. }
             | Scenario::Disconnect
-            | Scenario::MalformedResponse => return None,
+            | Scenario::MalformedResponse
+            | Scenario::StreamDropped { .. }
+            | Scenario::SlowStream { .. }
+            | Scenario::FailMidStream => return None,
         })
     }
 
@@ -120,6 +147,23 @@ impl Scenario {
             Scenario::Slow { ms } => Some(Duration::from_millis(ms).min(max)),
             _ => None,
         }
+    }
+
+    /// The pause before each event of a stream after its first, bounded by `max`.
+    pub fn stream_pause(self, max: Duration) -> Option<Duration> {
+        match self {
+            Scenario::SlowStream { ms } => Some(Duration::from_millis(ms).min(max)),
+            _ => None,
+        }
+    }
+
+    /// Whether the scenario changes a stream's answer (the layer applies it to an event
+    /// stream, and to nothing else).
+    pub fn shapes_a_stream(self) -> bool {
+        matches!(
+            self,
+            Scenario::StreamDropped { .. } | Scenario::SlowStream { .. }
+        )
     }
 }
 
@@ -131,6 +175,7 @@ impl Scenario {
                 Some(Simulation::RateLimited { retry_after_secs })
             }
             Scenario::SkillFailed => Some(Simulation::SkillFailed),
+            Scenario::FailMidStream => Some(Simulation::FailMidStream),
             _ => None,
         }
     }
@@ -172,6 +217,13 @@ impl FromStr for Scenario {
             "task_not_found" => Scenario::TaskNotFound,
             "disconnect" => Scenario::Disconnect,
             "malformed_response" => Scenario::MalformedResponse,
+            "stream_dropped" => Scenario::StreamDropped {
+                events: params.remove("events").unwrap_or(DROPPED_AFTER_EVENTS),
+            },
+            "slow_stream" => Scenario::SlowStream {
+                ms: params.remove("ms").unwrap_or(SLOW_STREAM_MS),
+            },
+            "fail_mid_stream" => Scenario::FailMidStream,
             other => {
                 return Err(format!(
                     "unknown scenario `{}`; use one of: {}",
@@ -227,6 +279,22 @@ mod tests {
                 .contains("malformed_response")
         );
         assert!("internal_error;ms=3".parse::<Scenario>().is_err());
+        assert_eq!(
+            "stream_dropped".parse(),
+            Ok(Scenario::StreamDropped { events: 2 })
+        );
+        assert_eq!(
+            "stream_dropped;events=5".parse(),
+            Ok(Scenario::StreamDropped { events: 5 })
+        );
+        assert!("stream_dropped;ms=5".parse::<Scenario>().is_err());
+        assert_eq!("slow_stream".parse(), Ok(Scenario::SlowStream { ms: 500 }));
+        assert_eq!(
+            "slow_stream;ms=20".parse(),
+            Ok(Scenario::SlowStream { ms: 20 })
+        );
+        assert_eq!("fail_mid_stream".parse(), Ok(Scenario::FailMidStream));
+        assert!("fail_mid_stream;events=1".parse::<Scenario>().is_err());
         assert_eq!(Scenario::bare_names().count(), Scenario::NAMES.len());
     }
 
@@ -238,6 +306,13 @@ mod tests {
             Some(Duration::from_millis(500))
         );
         assert_eq!(Scenario::Disconnect.delay(Duration::from_secs(1)), None);
+        let slow_stream: Scenario = "slow_stream;ms=99999".parse().unwrap();
+        assert_eq!(
+            slow_stream.stream_pause(Duration::from_millis(700)),
+            Some(Duration::from_millis(700))
+        );
+        assert_eq!(slow_stream.delay(Duration::from_secs(1)), None);
+        assert_eq!(slow.stream_pause(Duration::from_secs(1)), None);
     }
 
     #[test]

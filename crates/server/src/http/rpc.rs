@@ -491,6 +491,12 @@ async fn answer(
             dispatch::run(&state.service, &principal, row.version, call),
         )
         .await;
+    // A stream scenario shapes an answered stream only; any other answer is the real one.
+    if scenario.is_some_and(Scenario::shapes_a_stream)
+        && matches!(answered.outcome, Ok(Answer::Stream(_)))
+    {
+        answered.simulated = true;
+    }
     answered
 }
 

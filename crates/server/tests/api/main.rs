@@ -21,6 +21,7 @@ mod scale;
 mod security;
 mod skills;
 mod stores;
+mod stream_scenarios;
 mod streaming;
 mod suites;
 mod v1;
