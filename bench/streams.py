@@ -21,7 +21,8 @@ directly, in the same run.
    own connection to the backend) as far as the open-files limit allows (the server holds two
    sockets for such a stream); the rest join a working task with `tasks/resubscribe`. The
    streams are spread over users, `--per-user` own tasks each (the running-task and stream caps
-   are set to fit). The paused requests are then released and every stream must end `completed`.
+   are set to fit). Before each reading every stream's task is read back with `tasks/get` (see
+   `read_back`). The paused requests are then released and every stream must end `completed`.
 
 Every measurement is watched (bench/quiet.py): a goal is never called met when the machine was
 busy. Run through `bench/streams`, which builds the binary and raises the open-files limit.
@@ -34,6 +35,7 @@ import base64
 import datetime
 import hashlib
 import hmac
+import http.client
 import json
 import math
 import os
@@ -61,10 +63,12 @@ USER_PREFIX = "bench-streams"
 TARGET_STREAMS = 10_000
 TARGET_BYTES = 200 * 1000 * 1000  # "200 MB"
 TARGET_ADDED_MS = 1.0
+# Streams opened at once: each runs a retrieval on the server's blocking threads, whose count (and
+# transient memory) grows with the requests waiting at once.
+OPENING_AT_ONCE = 8
 # Open files a server holds beside its streams' sockets (listener, log, epoll, corpus files…),
 # added to those counted after the warm-up; and the client's and the backend's own.
 FD_MARGIN = 128
-OPENING_AT_ONCE = 64
 BURST = re.compile(rb"~(\d+)")
 STAMP = re.compile(rb"@(\d+)")
 STATE = re.compile(rb'"state":"([a-z-]+)"')
@@ -293,14 +297,15 @@ def open_files(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def status_kb(pid, field):
+def status_number(pid, field):
+    """A number of /proc/PID/status (kB for the memory fields)."""
     with open(f"/proc/{pid}/status") as status:
-        found = re.search(rf"^{field}:\s+(\d+) kB", status.read(), re.M)
+        found = re.search(rf"^{field}:\s+(\d+)", status.read(), re.M)
     return int(found.group(1)) if found else 0
 
 
 def rss(pid):
-    return status_kb(pid, "VmRSS") * 1024
+    return status_number(pid, "VmRSS") * 1024
 
 
 def settle(pid, seconds=20.0, step=1.0):
@@ -343,6 +348,10 @@ class Stack:
             "A2A__LLM__TIMEOUT_SECS": "3600",
             "A2A__LLM__MAX_RETRIES": "0",
             "A2A__SERVER__REQUEST_TIMEOUT_SECS": "3600",
+            # The server counts a request in progress only until its response head: a connection
+            # whose event stream is still open is closed after twice this timeout (20 s by
+            # default), which would cut the idle streams before they are measured.
+            "A2A__SERVER__HEADER_READ_TIMEOUT_SECS": "3600",
             "A2A__SERVER__MAX_CONNECTIONS": str(streams + 2 * FD_MARGIN),
             "A2A__LIMITS__ENTERPRISE__EXPENSIVE_PER_MINUTE": "100000000",
             "A2A__TASKS__MAX_RUNNING_PER_USER": str(args.per_user),
@@ -426,6 +435,8 @@ def one_stream(stack, target, token):
             raise RuntimeError(f"ours: the stream did not end completed: {last[:300]!r}")
         if not any(b'"citations":[{' in event for _, event in events):
             raise RuntimeError("ours: the answer's data part cites no passage")
+        # The data part repeats the whole answer: only the text chunks are the stream's deltas.
+        events = [(arrival, event) for arrival, event in events if b'"kind":"data"' not in event]
     elif not events or events[-1][1] != b"[DONE]":
         raise RuntimeError("floor: the backend's stream did not end with [DONE]")
     return sent, events
@@ -556,6 +567,28 @@ async def release_all(stack, streams, seconds=300):
     return [stream.final for stream in streams]
 
 
+def read_back(port, streams):
+    """`tasks/get` of every stream's task over one keep-alive connection; each must be
+    `working`. Besides checking the tasks, this is traffic on the server's threads after the
+    opening burst: the allocator takes back the memory of the threads that ran the retrievals
+    only when other threads allocate again, and until then the burst's memory would be counted
+    as the idle streams'."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for stream in streams:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+                               "params": {"id": stream.task_id}})
+            connection.request("POST", RPC_PATH, body, {
+                "Authorization": f"Bearer {stream.token}", "Content-Type": "application/json"})
+            answer = json.loads(connection.getresponse().read())
+            state = ((answer.get("result") or {}).get("status") or {}).get("state")
+            if state != "working":
+                raise RuntimeError(f"task {stream.task_id} of an idle stream is {state}: "
+                                   f"{str(answer)[:300]}")
+    finally:
+        connection.close()
+
+
 async def idle_round(stack, tokens, args, watch):
     """Holds the streams open on one fresh server: resident memory before, with the own-task
     streams, and with every stream."""
@@ -566,6 +599,7 @@ async def idle_round(stack, tokens, args, watch):
     warm = await open_all(stack.port, [(tokens.user(0), stream_body(f"warm-{uuid.uuid4()}"))
                                        for _ in range(args.per_user)])
     await wait_held(stack, len(warm))
+    await asyncio.to_thread(read_back, stack.port, warm)
     if any(state != "completed" for state in await release_all(stack, warm)):
         raise RuntimeError("a warm-up stream did not end completed")
     base_files = open_files(pid)
@@ -583,12 +617,16 @@ async def idle_round(stack, tokens, args, watch):
     if held != plan["own"]:
         raise RuntimeError(f"the backend holds {held:,} of {plan['own']:,} requests")
     opened_s = time.monotonic() - started
+    await asyncio.to_thread(read_back, stack.port, own)
     middle = await asyncio.to_thread(settle, pid) if plan["joined"] else None
     joined = await open_all(stack.port, [
         (stream.token, resubscribe_body(stream.task_id)) for stream in own[:plan["joined"]]])
+    if joined:
+        await asyncio.to_thread(read_back, stack.port, own)
     after = await asyncio.to_thread(settle, pid)
     files = open_files(pid)
-    anon = status_kb(pid, "RssAnon") * 1024
+    anon = status_number(pid, "RssAnon") * 1024
+    threads = status_number(pid, "Threads")
     load, disturbance = watch.stop(watched)
     log(f"  RSS {mib(before)} → {mib(after)} MiB with {args.streams:,} streams open "
         f"({(after - before) / args.streams:,.0f} bytes each); server open files {files:,}")
@@ -597,7 +635,7 @@ async def idle_round(stack, tokens, args, watch):
     completed = sum(state == "completed" for state in states)
     result = {"streams": args.streams, **plan, "rss_before": before, "rss_middle": middle,
               "rss_after": after, "rss_anon_after": anon, "files_before": base_files,
-              "files_after": files, "opened_s": opened_s, "completed": completed,
+              "files_after": files, "threads": threads, "opened_s": opened_s, "completed": completed,
               "per_stream": (after - before) / args.streams,
               "per_own": ((middle if middle is not None else after) - before) / plan["own"],
               "per_joined": (after - middle) / plan["joined"] if plan["joined"] else None,
@@ -781,6 +819,8 @@ def markdown(rounds, info, settings, started, finished):
             f"| server open files before → with every stream | "
             f"{figure([r['files_before'] for r in idle], thousands)} → "
             f"{figure([r['files_after'] for r in idle], thousands)} |",
+            f"| server threads with every stream | "
+            f"{figure([r['threads'] for r in idle], thousands)} |",
             f"| seconds to open the own-task streams | "
             f"{figure([r['opened_s'] for r in idle], lambda v: f'{v:.1f}')} |",
             f"| streams ended `completed` after the release | "
