@@ -26,6 +26,7 @@ use crate::http::{self, AppState};
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
 use crate::paths;
+use crate::push::fault::FaultLog;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
 use crate::runtime::{
@@ -314,7 +315,19 @@ impl Application {
             jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
         }
 
-        let push = Arc::new(Push::open(&settings, &base_url).await?);
+        let kit = settings.conformance.enabled.then(|| {
+            tracing::warn!(
+                profile = %settings.profile,
+                max_memory_bytes = settings.conformance.max_memory_bytes,
+                "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
+            );
+            Arc::new(Kit::new(settings.conformance.clone()))
+        });
+        let mut push = Push::open(&settings, &base_url).await?;
+        if let Some(kit) = &kit {
+            push.record_faults_in(Arc::clone(kit) as Arc<dyn FaultLog>);
+        }
+        let push = Arc::new(push);
         // Off, push is kept for its key set alone: no config is taken and nothing is pushed.
         let offered_push = settings.agent.push_notifications.then(|| Arc::clone(&push));
         let observer = offered_push
@@ -346,14 +359,6 @@ impl Application {
                 ))
             }
         };
-        let kit = settings.conformance.enabled.then(|| {
-            tracing::warn!(
-                profile = %settings.profile,
-                max_memory_bytes = settings.conformance.max_memory_bytes,
-                "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
-            );
-            Arc::new(Kit::new(settings.conformance.clone()))
-        });
         let service = A2aService::new(
             skills,
             Tasks {

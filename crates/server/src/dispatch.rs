@@ -494,6 +494,7 @@ fn user_message_v03(params: Params<'_>, offered: Capabilities) -> Result<SendReq
         simulation: None,
         blocking,
         push,
+        wire: Version::V03,
     })
 }
 
@@ -517,6 +518,7 @@ fn set_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     Ok(Call::SetPushConfig(SetPushConfigRequest {
         task_id: params.task_id,
         config: params.push_notification_config,
+        wire: Version::V03,
     }))
 }
 

@@ -27,6 +27,7 @@ use crate::limits::{Decision, RateLimiter};
 use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
 use crate::push::Push;
+use crate::push::fault::DeliveryFault;
 use crate::runtime::{
     Canceled, EventSink, NewTask, Started, StreamPlace, Subscribed, Subscription, TaskRuntime,
 };
@@ -34,6 +35,7 @@ use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
     MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, short_hash,
 };
+use crate::wire::Version;
 
 tokio::task_local! {
     /// The `Accept-Language` of the HTTP request being served, for skills that answer in
@@ -98,7 +100,7 @@ pub struct A2aService {
 
 /// A condition the conformance kit simulates inside the service, passed to [`A2aService::call`]
 /// explicitly: the message is stored and fingerprinted exactly as the client sent it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Simulation {
     /// Refuse at the rate limiter, in the bucket of the skill asked for, without charging it.
     RateLimited {
@@ -111,6 +113,9 @@ pub enum Simulation {
     /// task that runs after its call returned sends it as an artifact chunk (not the last), so
     /// a stream shows `working`, part of the artifact, then the final `failed` status.
     FailMidStream,
+    /// Run the task as usual, and fail its webhook notifications as the fault says
+    /// (`push_retried`, `push_undelivered`).
+    Webhook(DeliveryFault),
 }
 
 /// The first part of the answer a `fail_mid_stream` task sends before it fails.
@@ -136,6 +141,8 @@ pub struct SendRequest {
     /// A push config for the task the message starts, stored before it starts so that its
     /// first change is pushed too (`None` when push notifications are not offered).
     pub push: Option<PushNotificationConfig>,
+    /// The wire the message came over: an inline push config is told in its terms.
+    pub wire: Version,
 }
 
 /// `tasks/pushNotificationConfig/set` and `CreateTaskPushNotificationConfig`.
@@ -145,6 +152,8 @@ pub struct SetPushConfigRequest {
     pub task_id: String,
     /// The config; without an id it takes the task's id, replacing the config of that id.
     pub config: PushNotificationConfig,
+    /// The wire of the method that sets it: the config's notifications are in its terms.
+    pub wire: Version,
 }
 
 /// `tasks/pushNotificationConfig/get` and `GetTaskPushNotificationConfig`.
@@ -360,7 +369,12 @@ impl A2aService {
         self.charge(principal, Bucket::Read).await?;
         self.owned_task(&principal.owner, &request.task_id).await?;
         Ok(push
-            .set_config(&principal.owner, &request.task_id, request.config)
+            .set_config(
+                &principal.owner,
+                &request.task_id,
+                request.config,
+                request.wire,
+            )
             .await?)
     }
 
@@ -500,9 +514,11 @@ impl A2aService {
     ) -> Result<Reply, ApiError> {
         let sent = sent_message(&request.params)?;
         let message_key = sent.content_hash.clone();
-        if !request.blocking || request.push.is_some() {
-            // A blocking send with a push config runs on the runtime as well, so that its
-            // changes are pushed like every started task's, and waits for its end.
+        let webhook_fault = matches!(request.simulation, Some(Simulation::Webhook(_)));
+        if !request.blocking || request.push.is_some() || webhook_fault {
+            // A blocking send with a push config (or the kit's webhook fault) runs on the
+            // runtime as well, so that its changes are pushed like every started task's, and
+            // waits for its end.
             let blocking = request.blocking;
             let owner = &principal.owner;
             let (result, rate) = match self.begin(principal, request, message_key).await? {
@@ -521,7 +537,7 @@ impl A2aService {
             });
         }
         let owner = &principal.owner;
-        let simulation = request.simulation;
+        let simulation = request.simulation.clone();
         let Admitted {
             decision,
             bucket,
@@ -541,7 +557,7 @@ impl A2aService {
             }
             Prepared::Admitted(admitted) => *admitted,
         };
-        let outcome = match simulated_failure(simulation, skill.info().id) {
+        let outcome = match simulated_failure(simulation.as_ref(), skill.info().id) {
             Some(reason) => Err(reason),
             None => self.run(skill.as_ref(), request).await?,
         };
@@ -689,8 +705,13 @@ impl A2aService {
                 )));
             }
         }
+        // A continued task the checks above let through takes an inline config only when it
+        // has room for it: refused here, before anything is charged.
+        if let (Some(config), Some(task)) = (&push, &continued) {
+            self.push()?.check_room(owner, &task.id, config).await?;
+        }
         let bucket = skill.info().bucket;
-        if let Some(Simulation::RateLimited { retry_after_secs }) = simulation {
+        if let Some(&Simulation::RateLimited { retry_after_secs }) = simulation.as_ref() {
             return Err(ApiError::RateLimited {
                 retry_after_secs,
                 bucket: bucket.as_str(),
@@ -765,7 +786,8 @@ impl A2aService {
         request: SendRequest,
         message_key: String,
     ) -> Result<Begun, ApiError> {
-        let simulation = request.simulation;
+        let simulation = request.simulation.clone();
+        let wire = request.wire;
         let Admitted {
             decision,
             bucket,
@@ -780,9 +802,12 @@ impl A2aService {
             Prepared::Admitted(admitted) => *admitted,
         };
         let task_id = submitted.id.clone();
+        if let (Some(Simulation::Webhook(fault)), Some(push)) = (&simulation, &self.push) {
+            push.set_fault(&principal.owner, &task_id, fault).await?;
+        }
         if let Some(config) = push {
             self.push()?
-                .set_config(&principal.owner, &task_id, config)
+                .set_config(&principal.owner, &task_id, config, wire)
                 .await?;
         }
         let new = NewTask {
@@ -796,7 +821,7 @@ impl A2aService {
         let work = move |sink: EventSink| async move {
             let skill_id = skill.info().id;
             let artifact_id = Uuid::new_v4().to_string();
-            let outcome = match simulated_failure(simulation, skill_id) {
+            let outcome = match simulated_failure(simulation.as_ref(), skill_id) {
                 Some(reason) => {
                     if simulation == Some(Simulation::FailMidStream) {
                         let part = Artifact {
@@ -976,11 +1001,11 @@ fn skill_metadata(skill_id: &str) -> Map<String, Value> {
 }
 
 /// The reason a simulated failure gives, when the conformance kit asks for one.
-fn simulated_failure(simulation: Option<Simulation>, skill_id: &str) -> Option<String> {
+fn simulated_failure(simulation: Option<&Simulation>, skill_id: &str) -> Option<String> {
     let scenario = match simulation? {
         Simulation::SkillFailed => "skill_failed",
         Simulation::FailMidStream => "fail_mid_stream",
-        Simulation::RateLimited { .. } => return None,
+        Simulation::RateLimited { .. } | Simulation::Webhook(_) => return None,
     };
     Some(format!(
         "The skill `{skill_id}` failed (simulated by the conformance kit: {scenario})."

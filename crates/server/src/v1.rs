@@ -24,6 +24,7 @@ use crate::service::{
     Reply, SendRequest, SetPushConfigRequest, validate_user_message,
 };
 use crate::store::decode_task;
+use crate::wire::Version;
 
 /// `SendMessage` in the service's terms: a user message (`-32602` otherwise, `-32005` for file
 /// parts); a message for a finished task is refused, as 1.0 takes none. With `push` offered,
@@ -60,6 +61,7 @@ pub fn send_request(request: SendMessageRequest, push: bool) -> Result<SendReque
         simulation: None,
         blocking: !return_immediately,
         push,
+        wire: Version::V1,
     })
 }
 
@@ -92,6 +94,7 @@ pub fn set_push_request(
     Ok(SetPushConfigRequest {
         task_id: config.task_id.clone(),
         config: config.into_config(),
+        wire: Version::V1,
     })
 }
 

@@ -2,6 +2,7 @@
 //! that the error renderer, the method table and the card all name the wire the same way.
 
 use axum::http::HeaderMap;
+use serde::{Deserialize, Serialize};
 
 /// The request header that names the A2A version a client speaks (absent means 0.3).
 pub const VERSION_HEADER: &str = "a2a-version";
@@ -11,12 +12,15 @@ pub fn version_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
-/// A version this server speaks; every method of the method table belongs to one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A version this server speaks; every method of the method table belongs to one. Stored with
+/// a push config (as `"0.3"` or `"1.0"`) to tell its webhook in the terms it was set in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Version {
     /// A2A 0.3 (`message/send`, `kind`-tagged objects, this project's error codes).
+    #[serde(rename = "0.3")]
     V03,
     /// A2A 1.0 (`SendMessage`, no `kind`, wrapped results, `ErrorInfo` errors).
+    #[serde(rename = "1.0")]
     V1,
 }
 

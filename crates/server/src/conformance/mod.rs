@@ -16,6 +16,10 @@
 //!   client does, per run (`A2A-Client-Run`); `GET /conformance/report` shows a caller the
 //!   runs of its own token's owner, and nothing else (see [`routes`]).
 //!
+//! - **Webhooks.** `push_retried` and `push_undelivered` let a sent message's task run as
+//!   usual and fail its push notifications on purpose; the push worker tells the kit what each
+//!   attempt came to (`webhooks`), and the run's report shows it.
+//!
 //! The kit is a layer ([`layer`]) inside the guard and the body deadline: it hands the endpoint
 //! the header's scenario as a typed value and cuts off the answers of `disconnect` and
 //! `malformed_response`; the endpoint tells the recorder what happened.
@@ -27,6 +31,7 @@ pub mod render;
 pub mod report;
 mod routes;
 pub mod scenario;
+mod webhooks;
 
 use axum::http::{HeaderMap, header};
 use serde_json::{Value, json};

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use chrono::{SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 
-use super::report::{Coverage, Exercised, Finding, MethodGap, Report, RunReport};
+use super::report::{Coverage, Exercised, Finding, MethodGap, Report, RunReport, WebhookTally};
 use super::scenario::{Scenario, truncated};
 use crate::config::ConformanceSettings;
+use crate::push::fault::FaultTally;
 use crate::store::Owner;
 
 /// A rule a well-behaved client follows.
@@ -204,6 +205,8 @@ struct Run {
     coverage: BTreeMap<(&'static str, &'static str, &'static str), u64>,
     /// The methods and wires the run called, with or without a scenario.
     called: BTreeSet<(&'static str, &'static str)>,
+    /// Per webhook scenario: what it did to the run's notifications.
+    notifications: BTreeMap<&'static str, FaultTally>,
     bytes: usize,
 }
 
@@ -476,6 +479,20 @@ impl Recorder {
         });
     }
 
+    /// Adds what a webhook scenario made of one notification attempt to `owner`'s run `run`.
+    pub fn webhook(&self, owner: &Owner, run: &str, scenario: &'static str, tally: FaultTally) {
+        let mut state = self.lock();
+        let key = (owner.clone(), truncated(run, KEPT_CHARS));
+        self.with_run(&mut state, key, |run| {
+            let sum = run.notifications.entry(scenario).or_default();
+            sum.posted += tally.posted;
+            sum.failed_on_purpose += tally.failed_on_purpose;
+            sum.delivered += tally.delivered;
+            sum.dropped += tally.dropped;
+            Vec::new()
+        });
+    }
+
     /// Adds the findings `f` returns to the run at `key`, creating it, and keeps the bytes of
     /// all runs within the budget by dropping the oldest runs.
     fn with_run(&self, state: &mut State, key: RunKey, f: impl FnOnce(&mut Run) -> Vec<Finding>) {
@@ -485,7 +502,7 @@ impl Recorder {
         }
         let max_findings = self.settings.max_findings_per_run.max(1);
         let run = state.runs.entry(key.clone()).or_default();
-        let coverage_before = run.coverage.len() + run.called.len();
+        let coverage_before = run.coverage.len() + run.called.len() + run.notifications.len();
         let mut added = 0usize;
         let mut removed = 0usize;
         for finding in f(run) {
@@ -498,7 +515,9 @@ impl Recorder {
             added += finding_bytes(&finding);
             run.findings.push_back(finding);
         }
-        added += (run.coverage.len() + run.called.len() - coverage_before) * ENTRY_BYTES;
+        added += (run.coverage.len() + run.called.len() + run.notifications.len()
+            - coverage_before)
+            * ENTRY_BYTES;
         run.bytes = run.bytes + added - removed;
         state.charge(&key.0, added, removed);
         let budget = self.settings.max_memory_bytes / 4 * 3;
@@ -531,6 +550,17 @@ impl Recorder {
                 dropped_findings: run.dropped,
                 findings: run.findings.iter().cloned().collect(),
                 coverage: coverage(run),
+                notifications: run
+                    .notifications
+                    .iter()
+                    .map(|(scenario, tally)| WebhookTally {
+                        scenario: scenario.to_string(),
+                        posted: tally.posted,
+                        failed_on_purpose: tally.failed_on_purpose,
+                        delivered: tally.delivered,
+                        dropped: tally.dropped,
+                    })
+                    .collect(),
             })
             .collect();
         Report { runs }
@@ -594,7 +624,8 @@ fn coverage(run: &Run) -> Coverage {
 }
 
 /// Whether a scenario changes anything on `method`: `skill_failed` and `fail_mid_stream` fail
-/// a sent message, `stream_dropped` and `slow_stream` shape a stream of events.
+/// a sent message, `stream_dropped` and `slow_stream` shape a stream of events, and the webhook
+/// scenarios fail the notifications of a sent message's task.
 fn applies(scenario: &str, method: &str) -> bool {
     let sends = matches!(
         method,
@@ -605,7 +636,7 @@ fn applies(scenario: &str, method: &str) -> bool {
         "message/stream" | "SendStreamingMessage" | "tasks/resubscribe" | "SubscribeToTask"
     );
     match scenario {
-        "skill_failed" | "fail_mid_stream" => sends,
+        "skill_failed" | "fail_mid_stream" | "push_retried" | "push_undelivered" => sends,
         "stream_dropped" | "slow_stream" => streams,
         _ => true,
     }

@@ -91,4 +91,24 @@ pub struct RunReport {
     pub findings: Vec<Finding>,
     /// What the run exercised.
     pub coverage: Coverage,
+    /// What the webhook scenarios did to the run's tasks' notifications.
+    #[serde(default)]
+    pub notifications: Vec<WebhookTally>,
+}
+
+/// What one webhook scenario (`push_retried`, `push_undelivered`) did to the notifications of
+/// the tasks a run asked it for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookTally {
+    /// The scenario.
+    pub scenario: String,
+    /// Attempts POSTed to the receiver.
+    pub posted: u64,
+    /// Attempts counted as failed because of the scenario (sent or not).
+    pub failed_on_purpose: u64,
+    /// Notifications delivered in the end.
+    pub delivered: u64,
+    /// Notifications given up.
+    pub dropped: u64,
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::auth::AuthError;
 use crate::error::ApiError;
+use crate::push::fault::{DeliveryFault, FaultKind, MAX_FORCED_FAILURES};
 use crate::service::Simulation;
 
 /// The header that selects a scenario.
@@ -61,6 +62,14 @@ pub enum Scenario {
     },
     /// The task sends `working` and part of its artifact, then ends `failed`.
     FailMidStream,
+    /// The task runs as usual; each of its webhook notifications is POSTed `failures + 1`
+    /// times under one idempotency key, the first `failures` counted as failed.
+    PushRetried {
+        /// Attempts failed on purpose (`n`, 2 by default, at most 5).
+        failures: u32,
+    },
+    /// The task runs as usual; none of its webhook notifications is sent.
+    PushUndelivered,
 }
 
 /// Events a `stream_dropped` stream sends unless told otherwise.
@@ -70,7 +79,7 @@ const SLOW_STREAM_MS: u64 = 500;
 
 impl Scenario {
     /// The scenario names, for errors, the agent card and the coverage report.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 16] = [
         "unauthorized",
         "expired_token",
         "plan_required",
@@ -85,6 +94,8 @@ impl Scenario {
         "stream_dropped;events=N",
         "slow_stream;ms=N",
         "fail_mid_stream",
+        "push_retried;n=N",
+        "push_undelivered",
     ];
 
     /// The scenario's name without parameters, e.g. `rate_limited`.
@@ -104,6 +115,8 @@ impl Scenario {
             Scenario::StreamDropped { .. } => "stream_dropped",
             Scenario::SlowStream { .. } => "slow_stream",
             Scenario::FailMidStream => "fail_mid_stream",
+            Scenario::PushRetried { .. } => "push_retried",
+            Scenario::PushUndelivered => "push_undelivered",
         }
     }
 
@@ -138,6 +151,7 @@ impl Scenario {
             | Scenario::StreamDropped { .. }
             | Scenario::SlowStream { .. }
             | Scenario::FailMidStream => return None,
+            Scenario::PushRetried { .. } | Scenario::PushUndelivered => return None,
         })
     }
 
@@ -168,14 +182,23 @@ impl Scenario {
 }
 
 impl Scenario {
-    /// The part of the scenario the service applies, if any.
-    pub fn in_service(self) -> Option<Simulation> {
+    /// The part of the scenario the service applies, if any; `run` is the client run the
+    /// webhook scenarios are reported under.
+    pub fn in_service(self, run: &str) -> Option<Simulation> {
+        let webhook = |kind| {
+            Some(Simulation::Webhook(DeliveryFault {
+                kind,
+                run: run.to_string(),
+            }))
+        };
         match self {
             Scenario::RateLimited { retry_after_secs } => {
                 Some(Simulation::RateLimited { retry_after_secs })
             }
             Scenario::SkillFailed => Some(Simulation::SkillFailed),
             Scenario::FailMidStream => Some(Simulation::FailMidStream),
+            Scenario::PushRetried { failures } => webhook(FaultKind::Retried { failures }),
+            Scenario::PushUndelivered => webhook(FaultKind::Undelivered),
             _ => None,
         }
     }
@@ -224,6 +247,13 @@ impl FromStr for Scenario {
                 ms: params.remove("ms").unwrap_or(SLOW_STREAM_MS),
             },
             "fail_mid_stream" => Scenario::FailMidStream,
+            "push_retried" => Scenario::PushRetried {
+                failures: params
+                    .remove("n")
+                    .unwrap_or(2)
+                    .min(u64::from(MAX_FORCED_FAILURES)) as u32,
+            },
+            "push_undelivered" => Scenario::PushUndelivered,
             other => {
                 return Err(format!(
                     "unknown scenario `{}`; use one of: {}",
@@ -296,6 +326,32 @@ mod tests {
         assert_eq!("fail_mid_stream".parse(), Ok(Scenario::FailMidStream));
         assert!("fail_mid_stream;events=1".parse::<Scenario>().is_err());
         assert_eq!(Scenario::bare_names().count(), Scenario::NAMES.len());
+    }
+
+    #[test]
+    fn webhook_scenarios_parse_with_a_bounded_count() {
+        assert_eq!(
+            "push_retried".parse(),
+            Ok(Scenario::PushRetried { failures: 2 })
+        );
+        assert_eq!(
+            "push_retried;n=0".parse(),
+            Ok(Scenario::PushRetried { failures: 0 })
+        );
+        assert_eq!(
+            "push_retried; n=99".parse(),
+            Ok(Scenario::PushRetried { failures: 5 })
+        );
+        assert_eq!("PUSH_UNDELIVERED".parse(), Ok(Scenario::PushUndelivered));
+        assert!("push_undelivered;n=1".parse::<Scenario>().is_err());
+        assert!("push_retried;n=-1".parse::<Scenario>().is_err());
+        assert_eq!(
+            Scenario::PushUndelivered.in_service("run-1"),
+            Some(Simulation::Webhook(DeliveryFault {
+                kind: FaultKind::Undelivered,
+                run: "run-1".into()
+            }))
+        );
     }
 
     #[test]

@@ -460,7 +460,7 @@ async fn answer(
         return answered;
     }
     let simulation = scenario
-        .and_then(Scenario::in_service)
+        .and_then(|scenario| scenario.in_service(&conformance::run_name(headers)))
         .filter(|_| runs_a_skill);
     answered.simulated = simulation.is_some()
         || matches!(

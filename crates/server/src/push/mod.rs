@@ -6,13 +6,20 @@
 //! the checked address), [`signing`] (the server's ES256 key and its JWK set), [`routes`]
 //! (`/.well-known/jwks.json`), [`deliver`] (one attempt), [`backoff`], [`queue`] (pending
 //! deliveries, memory or Redis), [`worker`] (drains the queue), [`configs`] (each task's
-//! configs, memory or Redis) and `observer` (the task runtime's state changes queued). [`Push`] puts them together behind the few calls the methods
-//! need.
+//! configs, memory or Redis), [`fault`] (the conformance kit's webhook failures on purpose) and
+//! `observer` (the task runtime's state changes queued). [`Push`] puts them together behind
+//! the few calls the methods need.
+//!
+//! A notification's body is in the terms of the wire its config was set over: the stored 0.3
+//! task for 0.3, and for 1.0 a `StreamResponse` holding the whole task as `GetTask` answers it
+//! (`{"task": …}`), not a `statusUpdate`: deliveries are at least once and may arrive out of
+//! order, and a whole task lets the receiver keep the newest state without asking again.
 
 pub mod address;
 pub mod backoff;
 pub mod configs;
 pub mod deliver;
+pub mod fault;
 mod observer;
 pub mod queue;
 pub mod resolve;
@@ -27,13 +34,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::sync::Notify;
 
+use a2a_types::v1::V1StreamResponse;
 use a2a_types::{PushNotificationConfig, TaskPushNotificationConfig};
 
 use crate::config::{Settings, StoreBackend};
 use crate::redis_conn;
-use crate::store::Owner;
-use configs::{MemoryConfigs, PushConfigStore, RedisConfigs};
+use crate::store::{Owner, decode_task};
+use crate::wire::Version;
+use configs::{MemoryConfigs, PushConfigStore, RedisConfigs, StoredConfig};
 use deliver::Deliverer;
+use fault::{DeliveryFault, FaultLog};
 use queue::{CapReached, Delivery, DeliveryQueue, MemoryQueue, QueueCaps, RedisQueue};
 use signing::SigningKeys;
 use worker::PushWorker;
@@ -98,9 +108,21 @@ impl PushNotifier {
         config: &PushNotificationConfig,
         task_json: Bytes,
     ) -> Result<String, PushError> {
-        if task_json.len() > self.max_payload_bytes {
+        self.queue(owner, task_id, config, task_json, None).await
+    }
+
+    /// [`PushNotifier::enqueue`] of a body already in the config's terms, with the kit's fault.
+    async fn queue(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        config: &PushNotificationConfig,
+        body: Bytes,
+        fault: Option<DeliveryFault>,
+    ) -> Result<String, PushError> {
+        if body.len() > self.max_payload_bytes {
             return Err(PushError::PayloadTooLarge {
-                size: task_json.len(),
+                size: body.len(),
                 max: self.max_payload_bytes,
             });
         }
@@ -110,7 +132,8 @@ impl PushNotifier {
             task_id: task_id.to_string(),
             url: config.url.clone(),
             token: config.token.clone(),
-            body: task_json,
+            fault,
+            body,
         };
         self.queue.enqueue(&delivery, self.caps).await?;
         self.wake.notify_one();
@@ -130,6 +153,7 @@ pub struct Push {
     deliverer: Arc<Deliverer>,
     keys: Arc<SigningKeys>,
     wake: Arc<Notify>,
+    fault_log: Option<Arc<dyn FaultLog>>,
 }
 
 impl Push {
@@ -209,26 +233,63 @@ impl Push {
             deliverer,
             keys,
             wake,
+            fault_log: None,
         })
     }
 
+    /// Tells what happens to notifications under the conformance kit's faults to `log`.
+    pub fn record_faults_in(&mut self, log: Arc<dyn FaultLog>) {
+        self.fault_log = Some(log);
+    }
+
     /// `tasks/pushNotificationConfig/set` for a task the caller owns: checks the config, gives
-    /// it the task id as its id when it has none, and stores it.
+    /// it the task id as its id when it has none, and stores it with `wire`, the wire it was
+    /// set over, whose terms its notifications are in.
     pub async fn set_config(
         &self,
         owner: &Owner,
         task_id: &str,
         mut config: PushNotificationConfig,
+        wire: Version,
     ) -> Result<TaskPushNotificationConfig, PushError> {
         target::check_config(&config, &self.settings, self.production)?;
         config.id.get_or_insert_with(|| task_id.to_string());
+        let stored = StoredConfig { config, wire };
         self.configs
-            .set(owner, task_id, &config, self.settings.max_configs_per_task)
+            .set(owner, task_id, &stored, self.settings.max_configs_per_task)
             .await?;
         Ok(TaskPushNotificationConfig {
             task_id: task_id.to_string(),
-            push_notification_config: config,
+            push_notification_config: stored.config,
         })
+    }
+
+    /// Refuses a config the task has no room for, as [`Push::set_config`] would, without
+    /// storing it: an inline config on a continued task is refused before its send is
+    /// charged. (A config set meanwhile may still fill the task; `set_config` holds the cap.)
+    pub async fn check_room(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        config: &PushNotificationConfig,
+    ) -> Result<(), PushError> {
+        let id = config.id.as_deref().unwrap_or(task_id);
+        let configs = self.configs.list(owner, task_id).await?;
+        let cap = self.settings.max_configs_per_task;
+        if configs.len() >= cap && !configs.iter().any(|c| c.config.id.as_deref() == Some(id)) {
+            return Err(PushError::TooManyConfigs(cap));
+        }
+        Ok(())
+    }
+
+    /// Keeps the conformance kit's fault for every later notification of the task.
+    pub async fn set_fault(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        fault: &DeliveryFault,
+    ) -> Result<(), PushError> {
+        self.configs.set_fault(owner, task_id, fault).await
     }
 
     /// `tasks/pushNotificationConfig/get`: one config by id, or the task's first.
@@ -242,9 +303,9 @@ impl Push {
             .configs
             .get(owner, task_id, config_id)
             .await?
-            .map(|config| TaskPushNotificationConfig {
+            .map(|stored| TaskPushNotificationConfig {
                 task_id: task_id.to_string(),
-                push_notification_config: config,
+                push_notification_config: stored.config,
             }))
     }
 
@@ -259,9 +320,9 @@ impl Push {
             .list(owner, task_id)
             .await?
             .into_iter()
-            .map(|config| TaskPushNotificationConfig {
+            .map(|stored| TaskPushNotificationConfig {
                 task_id: task_id.to_string(),
-                push_notification_config: config,
+                push_notification_config: stored.config,
             })
             .collect())
     }
@@ -282,8 +343,9 @@ impl Push {
         target::check_config(config, &self.settings, self.production).map(drop)
     }
 
-    /// Queues the task's JSON for every config of the task (a state change); returns how many
-    /// were queued. A cap reached for one config stops the others too.
+    /// Queues the task (its stored 0.3 JSON) for every config of the task (a state change),
+    /// each in the terms of its config's wire; returns how many were queued. A cap reached for
+    /// one config stops the others too.
     pub async fn notify(
         &self,
         owner: &Owner,
@@ -291,9 +353,23 @@ impl Push {
         task_json: Bytes,
     ) -> Result<usize, PushError> {
         let configs = self.configs.list(owner, task_id).await?;
-        for config in &configs {
+        if configs.is_empty() {
+            return Ok(0);
+        }
+        let fault = self.configs.fault(owner, task_id).await?;
+        let mut v1_body = None;
+        for stored in &configs {
+            let body = match stored.wire {
+                Version::V03 => task_json.clone(),
+                Version::V1 => {
+                    if v1_body.is_none() {
+                        v1_body = Some(v1_stream_response(&task_json)?);
+                    }
+                    v1_body.clone().unwrap_or_default()
+                }
+            };
             self.notifier
-                .enqueue(owner, task_id, config, task_json.clone())
+                .queue(owner, task_id, &stored.config, body, fault.clone())
                 .await?;
         }
         Ok(configs.len())
@@ -327,6 +403,16 @@ impl Push {
             Arc::clone(&self.deliverer),
             self.settings.clone(),
             Arc::clone(&self.wake),
+            self.fault_log.clone(),
         )
     }
+}
+
+/// The 1.0 notification of a stored task: a `StreamResponse` holding the task as `GetTask`
+/// answers it.
+fn v1_stream_response(task_json: &[u8]) -> Result<Bytes, PushError> {
+    let task = decode_task(task_json).map_err(|e| PushError::Corrupt(e.to_string()))?;
+    serde_json::to_vec(&V1StreamResponse::Task(task.into()))
+        .map(Bytes::from)
+        .map_err(|e| PushError::Corrupt(e.to_string()))
 }

@@ -8,10 +8,13 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
+use super::PushError;
 use super::backoff::retry_delay;
 use super::deliver::{Deliverer, Outcome};
-use super::queue::{Claimed, DeliveryQueue};
+use super::fault::{Attempt, FaultLog, FaultTally};
+use super::queue::{Claimed, Delivery, DeliveryQueue};
 use crate::config::PushSettings;
+use crate::store::Owner;
 
 /// A running worker. [`PushWorker::shutdown`] lets deliveries in flight finish; dropping it
 /// stops it at once (the deliveries it held are claimed again when their lease ends).
@@ -25,22 +28,26 @@ struct Context {
     queue: Arc<dyn DeliveryQueue>,
     deliverer: Arc<Deliverer>,
     settings: PushSettings,
+    fault_log: Option<Arc<dyn FaultLog>>,
 }
 
 impl PushWorker {
     /// Starts a worker on the current runtime; `wake` hurries it when a notification is queued
-    /// on this replica.
+    /// on this replica; what happens under the conformance kit's faults is told to
+    /// `fault_log`.
     pub fn spawn(
         queue: Arc<dyn DeliveryQueue>,
         deliverer: Arc<Deliverer>,
         settings: PushSettings,
         wake: Arc<Notify>,
+        fault_log: Option<Arc<dyn FaultLog>>,
     ) -> Self {
         let (stop, stopped) = watch::channel(false);
         let context = Arc::new(Context {
             queue,
             deliverer,
             settings,
+            fault_log,
         });
         PushWorker {
             stop,
@@ -105,10 +112,65 @@ async fn run(context: Arc<Context>, wake: Arc<Notify>, mut stopped: watch::Recei
     while in_flight.join_next().await.is_some() {}
 }
 
+/// What a fault made of an attempt: its outcome, and the counts to tell the kit.
+fn under_fault(attempt: Attempt, outcome: Option<Outcome>, last: bool) -> (Outcome, FaultTally) {
+    let mut tally = FaultTally::default();
+    let failed = |reason: &str| Outcome::Retry {
+        reason: reason.to_string(),
+        retry_after: None,
+    };
+    let outcome = match (attempt, outcome) {
+        (Attempt::SentAndFailed, _) => {
+            tally.posted = 1;
+            tally.failed_on_purpose = 1;
+            failed("failed on purpose (conformance kit: push_retried)")
+        }
+        (Attempt::Withheld, _) => {
+            tally.failed_on_purpose = 1;
+            tally.dropped = u64::from(last);
+            failed("not sent on purpose (conformance kit: push_undelivered)")
+        }
+        (Attempt::Real, outcome) => {
+            tally.posted = 1;
+            let outcome = outcome.unwrap_or_else(|| failed("not attempted"));
+            match &outcome {
+                Outcome::Delivered(_) => tally.delivered = 1,
+                Outcome::GiveUp(_) => tally.dropped = 1,
+                Outcome::Retry { .. } => tally.dropped = u64::from(last),
+            }
+            outcome
+        }
+    };
+    (outcome, tally)
+}
+
 async fn deliver(context: &Context, claimed: Claimed) {
     let Claimed { delivery, attempt } = claimed;
     let settings = &context.settings;
-    let outcome = context.deliverer.attempt(&delivery).await;
+    let last = attempt >= settings.max_attempts;
+    let outcome = match &delivery.fault {
+        None => context.deliverer.attempt(&delivery).await,
+        Some(fault) => {
+            let planned = fault.attempt(attempt);
+            let sent = match planned {
+                Attempt::Withheld => None,
+                Attempt::SentAndFailed | Attempt::Real => {
+                    Some(context.deliverer.attempt(&delivery).await)
+                }
+            };
+            let (outcome, tally) = under_fault(planned, sent, last);
+            record(context, &delivery, tally);
+            if let (Attempt::SentAndFailed, Outcome::Retry { reason, .. }) = (planned, &outcome) {
+                // Failed on purpose: tried again whatever push.max_attempts says, so that the
+                // real attempt comes (the failures are bounded by the scenario).
+                if let Err(e) = retry(context, &delivery, attempt, reason, None).await {
+                    tracing::warn!(notification = %delivery.id, error = %e, "push: could not record the outcome; the delivery is claimed again when its lease ends");
+                }
+                return;
+            }
+            outcome
+        }
+    };
     let result = match outcome {
         Outcome::Delivered(status) => {
             tracing::debug!(notification = %delivery.id, attempt, %status, "push: delivered");
@@ -125,18 +187,37 @@ async fn deliver(context: &Context, claimed: Claimed) {
         Outcome::Retry {
             reason,
             retry_after,
-        } => {
-            let delay = retry_delay(
-                attempt,
-                Duration::from_millis(settings.base_delay_ms),
-                Duration::from_millis(settings.max_delay_ms),
-                retry_after,
-            );
-            tracing::info!(notification = %delivery.id, attempt, %reason, retry_in_ms = delay.as_millis() as u64, "push: will retry");
-            context.queue.retry_after(&delivery, delay).await
-        }
+        } => retry(context, &delivery, attempt, &reason, retry_after).await,
     };
     if let Err(e) = result {
         tracing::warn!(notification = %delivery.id, error = %e, "push: could not record the outcome; the delivery is claimed again when its lease ends");
+    }
+}
+
+/// Makes a failed delivery due again after the backoff of its attempt (or the receiver's
+/// `Retry-After`, within `push.max_delay_ms`).
+async fn retry(
+    context: &Context,
+    delivery: &Delivery,
+    attempt: u32,
+    reason: &str,
+    retry_after: Option<Duration>,
+) -> Result<(), PushError> {
+    let settings = &context.settings;
+    let delay = retry_delay(
+        attempt,
+        Duration::from_millis(settings.base_delay_ms),
+        Duration::from_millis(settings.max_delay_ms),
+        retry_after,
+    );
+    tracing::info!(notification = %delivery.id, attempt, %reason, retry_in_ms = delay.as_millis() as u64, "push: will retry");
+    context.queue.retry_after(delivery, delay).await
+}
+
+/// Tells the kit what a fault made of an attempt.
+fn record(context: &Context, delivery: &Delivery, tally: FaultTally) {
+    if let (Some(log), Some(fault)) = (&context.fault_log, &delivery.fault) {
+        tracing::info!(notification = %delivery.id, scenario = fault.kind.scenario(), "push: simulated by the conformance kit");
+        log.record(&Owner::from_hash(&delivery.owner), fault, tally);
     }
 }

@@ -16,6 +16,8 @@ mod operations;
 mod properties;
 mod push;
 mod push_methods;
+mod push_scenarios;
+mod push_wires;
 mod resends;
 mod scale;
 mod security;

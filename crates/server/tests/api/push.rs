@@ -22,6 +22,7 @@ use magisterium_a2a::push::queue::CapReached;
 use magisterium_a2a::push::worker::PushWorker;
 use magisterium_a2a::push::{Push, PushError};
 use magisterium_a2a::store::Owner;
+use magisterium_a2a::wire::Version;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -199,7 +200,12 @@ async fn a_notification_carries_the_token_an_idempotency_key_and_a_jwt_that_the_
     let _worker = push.spawn_worker();
     let owner = Owner::of("", "alice");
     let set = push
-        .set_config(&owner, "t-1", config(&receiver.url(), Some("secret-token")))
+        .set_config(
+            &owner,
+            "t-1",
+            config(&receiver.url(), Some("secret-token")),
+            Version::V03,
+        )
         .await
         .unwrap();
     assert_eq!(set.push_notification_config.id.as_deref(), Some("t-1"));
@@ -394,7 +400,10 @@ async fn private_loopback_link_local_and_mapped_targets_are_refused_unless_allow
         "http://10.0.0.8/hook".to_string(),
         format!("http://localhost:{port}/hook"),
     ] {
-        match push.set_config(&owner, "t", config(&url, None)).await {
+        match push
+            .set_config(&owner, "t", config(&url, None), Version::V03)
+            .await
+        {
             Err(PushError::InvalidConfig(message)) => {
                 assert!(
                     message.contains("pushNotificationConfig.url"),
@@ -434,15 +443,25 @@ async fn https_only_under_the_production_profile() {
     let push = Push::open(&settings, "https://a2a.test").await.unwrap();
     let owner = Owner::of("", "alice");
     match push
-        .set_config(&owner, "t", config("http://hooks.example.org/a2a", None))
+        .set_config(
+            &owner,
+            "t",
+            config("http://hooks.example.org/a2a", None),
+            Version::V03,
+        )
         .await
     {
         Err(PushError::InvalidConfig(message)) => assert!(message.contains("https://")),
         other => panic!("plain HTTP was not refused: {other:?}"),
     }
-    push.set_config(&owner, "t", config("https://hooks.example.org/a2a", None))
-        .await
-        .unwrap();
+    push.set_config(
+        &owner,
+        "t",
+        config("https://hooks.example.org/a2a", None),
+        Version::V03,
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -640,13 +659,15 @@ async fn configs_behave(push: &Push) {
     let bob = Owner::of("", "bob");
     let url = "https://hooks.example.org/a2a";
     let first = push
-        .set_config(&alice, "t-1", config(url, Some("tok")))
+        .set_config(&alice, "t-1", config(url, Some("tok")), Version::V03)
         .await
         .unwrap();
     assert_eq!(first.push_notification_config.id.as_deref(), Some("t-1"));
     let mut named = config("https://other.example.org/", None);
     named.id = Some("a-second".into());
-    push.set_config(&alice, "t-1", named.clone()).await.unwrap();
+    push.set_config(&alice, "t-1", named.clone(), Version::V03)
+        .await
+        .unwrap();
     let listed = push.list_configs(&alice, "t-1").await.unwrap();
     let ids: Vec<_> = listed
         .iter()
@@ -683,11 +704,13 @@ async fn configs_behave(push: &Push) {
     let mut third = config(url, None);
     third.id = Some("c-3".into());
     assert!(matches!(
-        push.set_config(&alice, "t-1", third).await,
+        push.set_config(&alice, "t-1", third, Version::V03).await,
         Err(PushError::TooManyConfigs(2))
     ));
     named.url = "https://replaced.example.org/".into();
-    push.set_config(&alice, "t-1", named).await.unwrap();
+    push.set_config(&alice, "t-1", named, Version::V03)
+        .await
+        .unwrap();
     let replaced = push
         .get_config(&alice, "t-1", Some("a-second"))
         .await
@@ -699,8 +722,13 @@ async fn configs_behave(push: &Push) {
     );
     // Bad configs never reach the store.
     assert!(matches!(
-        push.set_config(&alice, "t-2", config("ftp://x.example/", None))
-            .await,
+        push.set_config(
+            &alice,
+            "t-2",
+            config("ftp://x.example/", None),
+            Version::V03
+        )
+        .await,
         Err(PushError::InvalidConfig(_))
     ));
     assert!(push.list_configs(&alice, "t-2").await.unwrap().is_empty());

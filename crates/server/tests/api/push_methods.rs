@@ -15,10 +15,10 @@ use sha2::{Digest, Sha256};
 use crate::helpers::{RedisServer, Reply, TestApp, call, spawn_app, uuid, with_redis};
 use crate::push::{Answer, Hit, Receiver, fixture, header};
 
-const WAIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 /// Loopback receivers allowed, fast retries, and one signing key for every replica.
-fn push_on(settings: &mut Settings) {
+pub(crate) fn push_on(settings: &mut Settings) {
     settings.push.allow_private_targets = true;
     settings.push.base_delay_ms = 50;
     settings.push.max_delay_ms = 200;
@@ -26,7 +26,7 @@ fn push_on(settings: &mut Settings) {
     settings.push.signing_key_path = Some(fixture("ec1.pem"));
 }
 
-async fn push_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
+pub(crate) async fn push_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
     spawn_app(|settings| {
         push_on(settings);
         customize(settings);
@@ -34,12 +34,12 @@ async fn push_app(customize: impl FnOnce(&mut Settings)) -> TestApp {
     .await
 }
 
-async fn rpc(app: &TestApp, token: &str, method: &str, params: Value) -> Reply {
+pub(crate) async fn rpc(app: &TestApp, token: &str, method: &str, params: Value) -> Reply {
     app.rpc(Some(token), &call(method, params)).await
 }
 
 /// A task that keeps working for seconds: a non-blocking send to the slow test skill.
-async fn working_task(app: &TestApp, token: &str) -> String {
+pub(crate) async fn working_task(app: &TestApp, token: &str) -> String {
     let reply = rpc(
         app,
         token,
@@ -51,18 +51,18 @@ async fn working_task(app: &TestApp, token: &str) -> String {
     reply.result()["id"].as_str().unwrap().to_string()
 }
 
-fn message(skill: &str, text: &str) -> Value {
+pub(crate) fn message(skill: &str, text: &str) -> Value {
     json!({"kind": "message", "messageId": uuid(), "role": "user",
            "parts": [{"kind": "text", "text": text}], "metadata": {"skillId": skill}})
 }
 
-fn v1_message(skill: &str, text: &str) -> Value {
+pub(crate) fn v1_message(skill: &str, text: &str) -> Value {
     json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}],
            "metadata": {"skillId": skill}})
 }
 
 /// The task a notification carries.
-fn task_of(hit: &Hit) -> Value {
+pub(crate) fn task_of(hit: &Hit) -> Value {
     serde_json::from_slice(&hit.body).unwrap()
 }
 
@@ -106,7 +106,7 @@ fn count_of(hits: &[Hit], state: &str) -> usize {
 }
 
 /// Checks the notification's JWT against the JWKS `app` serves and the hash of its body.
-async fn assert_signed(app: &TestApp, hit: &Hit, url: &str) {
+pub(crate) async fn assert_signed(app: &TestApp, hit: &Hit, url: &str) {
     let jwks: JwkSet = app
         .client
         .get(format!("{}/.well-known/jwks.json", app.base))
@@ -468,10 +468,13 @@ async fn the_1_0_config_methods_and_their_errors() {
 
     let canceled = rpc(&app, &alice, "CancelTask", json!({"id": task_id})).await;
     assert_eq!(canceled.result()["status"]["state"], "TASK_STATE_CANCELED");
-    let hits = wait_for_state(&receiver, "canceled").await;
-    let hit = hit_of(&hits, "canceled");
-    assert_eq!(header(hit, "x-a2a-notification-token"), Some("tok-1"));
-    assert_signed(&app, hit, &url).await;
+    // Set over 1.0, the config is told in 1.0 terms.
+    let hit = wait_for_hit(&receiver, |hit: &Hit| {
+        task_of(hit)["task"]["status"]["state"] == "TASK_STATE_CANCELED"
+    })
+    .await;
+    assert_eq!(header(&hit, "x-a2a-notification-token"), Some("tok-1"));
+    assert_signed(&app, &hit, &url).await;
 }
 
 /// A blocking `message/send` with an inline config: stored before the task starts, so every
@@ -553,13 +556,27 @@ async fn an_inline_config_on_send_message_and_on_a_stream_gets_working_and_compl
     )
     .await;
     let task_id = sent.result()["task"]["id"].as_str().unwrap().to_string();
-    wait_for_state(&receiver, "completed").await;
+    // A config set over 1.0 is told in 1.0 terms: a `StreamResponse` holding the task.
+    let v1_task = |hit: &Hit| task_of(hit)["task"].clone();
+    let completed_of = |task_id: &str| {
+        let task_id = task_id.to_string();
+        move |hit: &Hit| {
+            v1_task(hit)["id"] == task_id.as_str()
+                && v1_task(hit)["status"]["state"] == "TASK_STATE_COMPLETED"
+        }
+    };
+    wait_for_hit(&receiver, completed_of(&task_id)).await;
     let of_task: Vec<Hit> = receiver
         .hits()
         .into_iter()
-        .filter(|hit| task_of(hit)["id"] == task_id.as_str())
+        .filter(|hit| v1_task(hit)["id"] == task_id.as_str())
         .collect();
-    assert!(states(&of_task).contains(&"working".to_string()));
+    assert!(
+        of_task
+            .iter()
+            .any(|hit| v1_task(hit)["status"]["state"] == "TASK_STATE_WORKING")
+    );
+    assert!(of_task.iter().all(|hit| v1_task(hit).get("kind").is_none()));
     assert!(
         of_task
             .iter()
@@ -583,18 +600,24 @@ async fn an_inline_config_on_send_message_and_on_a_stream_gets_working_and_compl
         .await
         .unwrap();
     assert!(streamed.contains("TASK_STATE_COMPLETED"), "{streamed}");
+    wait_for_hit(&receiver, move |hit: &Hit| {
+        v1_task(hit)["id"] != task_id.as_str()
+            && v1_task(hit)["status"]["state"] == "TASK_STATE_COMPLETED"
+    })
+    .await;
+}
+
+/// Waits until the receiver got a notification `wanted` accepts; returns it.
+pub(crate) async fn wait_for_hit(receiver: &Receiver, wanted: impl Fn(&Hit) -> bool) -> Hit {
     let deadline = std::time::Instant::now() + WAIT;
-    while receiver
-        .hits()
-        .iter()
-        .filter(|hit| task_of(hit)["id"] != task_id.as_str())
-        .filter(|hit| task_of(hit)["status"]["state"] == "completed")
-        .count()
-        == 0
-    {
+    loop {
+        if let Some(hit) = receiver.hits().into_iter().find(|hit| wanted(hit)) {
+            return hit;
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "the stream's task was not pushed"
+            "no such notification among {} received",
+            receiver.hits().len()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -7,15 +7,15 @@ use async_trait::async_trait;
 use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 
-use a2a_types::PushNotificationConfig;
-
-use super::{PushConfigStore, id_of};
+use super::{PushConfigStore, StoredConfig, id_of};
 use crate::push::PushError;
+use crate::push::fault::DeliveryFault;
 use crate::store::Owner;
 
 /// Each task's configs, ordered by id, keyed by owner and task.
 pub struct MemoryConfigs {
-    tasks: Cache<String, Arc<Vec<PushNotificationConfig>>>,
+    tasks: Cache<String, Arc<Vec<StoredConfig>>>,
+    faults: Cache<String, DeliveryFault>,
     writes: Mutex<()>,
 }
 
@@ -25,6 +25,11 @@ impl MemoryConfigs {
     pub fn new(ttl: Duration, max_tasks: u64) -> Self {
         MemoryConfigs {
             tasks: Cache::builder()
+                .max_capacity(max_tasks)
+                .time_to_live(ttl)
+                .eviction_policy(EvictionPolicy::lru())
+                .build(),
+            faults: Cache::builder()
                 .max_capacity(max_tasks)
                 .time_to_live(ttl)
                 .eviction_policy(EvictionPolicy::lru())
@@ -45,7 +50,7 @@ impl PushConfigStore for MemoryConfigs {
         &self,
         owner: &Owner,
         task_id: &str,
-        config: &PushNotificationConfig,
+        config: &StoredConfig,
         cap: usize,
     ) -> Result<(), PushError> {
         let id = id_of(config)?;
@@ -56,23 +61,22 @@ impl PushConfigStore for MemoryConfigs {
             .get(&key)
             .map(|c| c.as_ref().clone())
             .unwrap_or_default();
-        match configs.iter().position(|c| c.id.as_deref() == Some(id)) {
+        match configs
+            .iter()
+            .position(|c| c.config.id.as_deref() == Some(id))
+        {
             Some(at) => configs[at] = config.clone(),
             None if configs.len() >= cap => return Err(PushError::TooManyConfigs(cap)),
             None => {
                 configs.push(config.clone());
-                configs.sort_by(|a, b| a.id.cmp(&b.id));
+                configs.sort_by(|a, b| a.config.id.cmp(&b.config.id));
             }
         }
         self.tasks.insert(key, Arc::new(configs));
         Ok(())
     }
 
-    async fn list(
-        &self,
-        owner: &Owner,
-        task_id: &str,
-    ) -> Result<Vec<PushNotificationConfig>, PushError> {
+    async fn list(&self, owner: &Owner, task_id: &str) -> Result<Vec<StoredConfig>, PushError> {
         Ok(self
             .tasks
             .get(&Self::key(owner, task_id))
@@ -93,7 +97,7 @@ impl PushConfigStore for MemoryConfigs {
         };
         let kept: Vec<_> = configs
             .iter()
-            .filter(|c| c.id.as_deref() != Some(config_id))
+            .filter(|c| c.config.id.as_deref() != Some(config_id))
             .cloned()
             .collect();
         if kept.len() == configs.len() {
@@ -105,5 +109,23 @@ impl PushConfigStore for MemoryConfigs {
             self.tasks.insert(key, Arc::new(kept));
         }
         Ok(true)
+    }
+
+    async fn set_fault(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        fault: &DeliveryFault,
+    ) -> Result<(), PushError> {
+        self.faults.insert(Self::key(owner, task_id), fault.clone());
+        Ok(())
+    }
+
+    async fn fault(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+    ) -> Result<Option<DeliveryFault>, PushError> {
+        Ok(self.faults.get(&Self::key(owner, task_id)))
     }
 }

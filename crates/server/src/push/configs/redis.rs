@@ -6,10 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use redis::Script;
 
-use a2a_types::PushNotificationConfig;
-
-use super::{PushConfigStore, id_of};
+use super::{PushConfigStore, StoredConfig, id_of};
 use crate::push::PushError;
+use crate::push::fault::DeliveryFault;
 use crate::redis_conn::RedisConnection;
 use crate::store::Owner;
 
@@ -35,6 +34,11 @@ impl RedisConfigs {
     fn key(owner: &Owner, task_id: &str) -> String {
         format!("a2a:v1:{{o:{}}}:push:{task_id}", owner.as_str())
     }
+
+    /// The conformance kit's fault on the task's notifications, beside its configs.
+    fn fault_key(owner: &Owner, task_id: &str) -> String {
+        format!("a2a:v1:{{o:{}}}:pushfault:{task_id}", owner.as_str())
+    }
 }
 
 #[async_trait]
@@ -43,7 +47,7 @@ impl PushConfigStore for RedisConfigs {
         &self,
         owner: &Owner,
         task_id: &str,
-        config: &PushNotificationConfig,
+        config: &StoredConfig,
         cap: usize,
     ) -> Result<(), PushError> {
         let id = id_of(config)?;
@@ -64,11 +68,7 @@ impl PushConfigStore for RedisConfigs {
         }
     }
 
-    async fn list(
-        &self,
-        owner: &Owner,
-        task_id: &str,
-    ) -> Result<Vec<PushNotificationConfig>, PushError> {
+    async fn list(&self, owner: &Owner, task_id: &str) -> Result<Vec<StoredConfig>, PushError> {
         let raws: Vec<Vec<u8>> = redis::cmd("HVALS")
             .arg(Self::key(owner, task_id))
             .query_async(&mut self.connection.clone())
@@ -76,11 +76,11 @@ impl PushConfigStore for RedisConfigs {
         let mut configs = raws
             .iter()
             .map(|raw| {
-                serde_json::from_slice::<PushNotificationConfig>(raw)
+                serde_json::from_slice::<StoredConfig>(raw)
                     .map_err(|e| PushError::Corrupt(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        configs.sort_by(|a, b| a.id.cmp(&b.id));
+        configs.sort_by(|a, b| a.config.id.cmp(&b.config.id));
         Ok(configs)
     }
 
@@ -96,5 +96,35 @@ impl PushConfigStore for RedisConfigs {
             .query_async(&mut self.connection.clone())
             .await?;
         Ok(removed == 1)
+    }
+
+    async fn set_fault(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        fault: &DeliveryFault,
+    ) -> Result<(), PushError> {
+        let json = serde_json::to_vec(fault).map_err(|e| PushError::Corrupt(e.to_string()))?;
+        let () = redis::cmd("SET")
+            .arg(Self::fault_key(owner, task_id))
+            .arg(json)
+            .arg("EX")
+            .arg(self.ttl_secs)
+            .query_async(&mut self.connection.clone())
+            .await?;
+        Ok(())
+    }
+
+    async fn fault(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+    ) -> Result<Option<DeliveryFault>, PushError> {
+        let raw: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(Self::fault_key(owner, task_id))
+            .query_async(&mut self.connection.clone())
+            .await?;
+        raw.map(|raw| serde_json::from_slice(&raw).map_err(|e| PushError::Corrupt(e.to_string())))
+            .transpose()
     }
 }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::PushError;
+use super::fault::DeliveryFault;
 
 pub use memory::MemoryQueue;
 pub use redis::RedisQueue;
@@ -30,7 +31,11 @@ pub struct Delivery {
     /// The config's token, sent as `X-A2A-Notification-Token`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
-    /// The task's JSON, posted as is.
+    /// The conformance kit's fault on the task's notifications, if it asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<DeliveryFault>,
+    /// The notification's body, in the terms of the wire its config was set over, posted as
+    /// is.
     #[serde(skip)]
     pub body: Bytes,
 }
@@ -141,6 +146,7 @@ mod tests {
             task_id: "t\n1".into(),
             url: "https://hooks.example/".into(),
             token: Some("tok".into()),
+            fault: None,
             body: Bytes::from_static(b"{\"a\":\n1}"),
         };
         assert_eq!(
