@@ -30,6 +30,7 @@ use crate::push::Push;
 use crate::push::fault::DeliveryFault;
 use crate::runtime::{
     Canceled, EventSink, NewTask, Started, StreamPlace, Subscribed, Subscription, TaskRuntime,
+    TransitionObserver,
 };
 use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
@@ -573,7 +574,14 @@ impl A2aService {
             .save(owner, &stored, &message_key, &record, new_in_context)
             .await?
         {
-            SaveOutcome::Saved => stored.json,
+            SaveOutcome::Saved => {
+                if !new_in_context && let Some(push) = &self.push {
+                    // The configs an earlier turn set on the task are told how this one ended.
+                    push.entered(owner, &record.task_id, stored.json.clone())
+                        .await;
+                }
+                stored.json
+            }
             SaveOutcome::Duplicate(existing) => self.owned_task(owner, &existing.task_id).await?,
         };
         Ok(Reply {

@@ -770,3 +770,39 @@ async fn with_push_notifications_off_the_card_and_the_refusals_are_as_before() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(receiver.hits().is_empty(), "nothing is pushed");
 }
+
+/// A config set on a kept task hears about the next turn of that task, even when the turn is a
+/// plain blocking `message/send` without a config of its own.
+#[tokio::test]
+async fn a_kept_tasks_config_is_told_of_a_blocking_continuation() {
+    let app = push_app(|_| {}).await;
+    let receiver = Receiver::start(vec![Answer::Status(200)]).await;
+    let url = receiver.url();
+    let token = app.token("continues", Plan::Pro);
+    let first = rpc(
+        &app,
+        &token,
+        "message/send",
+        json!({"message": message("test_echo", "first")}),
+    )
+    .await;
+    let task_id = first.result()["id"].as_str().unwrap().to_string();
+    let set = rpc(
+        &app,
+        &token,
+        "tasks/pushNotificationConfig/set",
+        json!({"taskId": task_id, "pushNotificationConfig": {"url": url, "token": "kept"}}),
+    )
+    .await;
+    assert_eq!(set.result()["taskId"], task_id.as_str());
+    let mut next = message("test_echo", "second");
+    next["taskId"] = json!(task_id);
+    let continued = rpc(&app, &token, "message/send", json!({"message": next})).await;
+    assert_eq!(continued.result()["status"]["state"], "completed");
+    assert_eq!(continued.result()["history"].as_array().unwrap().len(), 4);
+    let hits = wait_for_state(&receiver, "completed").await;
+    let completed = hit_of(&hits, "completed");
+    assert_eq!(task_of(completed)["id"], task_id.as_str());
+    assert_eq!(task_of(completed)["history"].as_array().unwrap().len(), 4);
+    assert_eq!(header(completed, "x-a2a-notification-token"), Some("kept"));
+}
