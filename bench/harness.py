@@ -528,11 +528,46 @@ def markdown(report, info, redis_floor, task_size, started, finished, settings):
             lines.append(f"| {method} | {rps(ours)} | {rps(python)} | {times(python)} | "
                          f"{rps(js)} | {times(js)} | {cpu(ours)} | {cpu(python)} | {cpu(js)} |")
 
+    lines += threading_lines(report)
     lines += ["", "## Targets", "",
               "| target | goal | measured (spread) | load at start | |", "|---|---|---:|---:|---|"]
     lines += [f"| {name} | {goal} | {value} | {load_at_start:.2f} | {state} |"
               for name, goal, value, state in targets(report, load_at_start)]
     return "\n".join(lines) + "\n"
+
+
+THREADING_PAIRS = [("message/send", "send"), ("tasks/get", "get")]
+
+
+def threading_lines(report):
+    """With `--compare-threading`: the same server (memory store, HS256) served on per-core
+    threads and on the shared work-stealing runtime, measured in the same rounds."""
+    pairs = [(method, f"ours_memory_hs256_per_core_{kind}", f"ours_memory_hs256_shared_{kind}")
+             for method, kind in THREADING_PAIRS]
+    pairs = [pair for pair in pairs if report.has(pair[1], pair[2])]
+    if not pairs:
+        return []
+    lines = ["", "## Threading: per-core serving threads against the shared runtime", "",
+             "Same build, same store (memory, HS256), both servers up for every round and "
+             "measured one after the other in each round. Ratios: per-core / shared (throughput: "
+             "higher is better; CPU: lower is better), with the spread of the per-round ratios.",
+             "", "| method | per-core req/s | shared req/s | throughput ratio | per-core CPU µs "
+             "| shared CPU µs | CPU ratio |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for method, per_core, shared in pairs:
+        def rps(key):
+            return stats.with_spread(report.values(key, "rps"), lambda v: f"{v:,.0f}")
+
+        def cpu(key):
+            return stats.with_spread(report.values(key, server_cpu), lambda v: f"{v:.1f}")
+
+        throughput = report.median(per_core, "rps") / report.median(shared, "rps")
+        cpu_ratio = report.median(per_core, server_cpu) / report.median(shared, server_cpu)
+        lines.append(
+            f"| {method} | {rps(per_core)} | {rps(shared)} | {throughput:.2f}× "
+            f"({stats.spread(report.ratios(per_core, shared)) * 100:.0f} %) | {cpu(per_core)} "
+            f"| {cpu(shared)} | {cpu_ratio:.2f}× "
+            f"({stats.spread(report.ratios(per_core, shared, server_cpu)) * 100:.0f} %) |")
+    return lines
 
 
 # (name, our scenario, the one it is compared with, goal, how the goal is written)
@@ -586,11 +621,13 @@ class Ours:
     """One of our servers, checked with one call of each kind and warmed up."""
 
     def __init__(self, processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir,
-                 name=None, extra_env=None):
-        self.store, self.auth = store, auth
-        self.name = name or f"{store}_{auth}"
+                 name=None, extra_env=None, threading=None):
+        self.store, self.auth, self.threading = store, auth, threading
+        self.name = name or f"{store}_{auth}" + (f"_{threading}" if threading else "")
         port = free_port()
         env = our_env(port, store, auth, redis["port"], jwks_url, workdir)
+        if threading:
+            env["A2A__SERVER__THREADING"] = threading
         env.update(extra_env or {})
         self.process = processes.start(f"server-{self.name}", [args.server, "serve"], port,
                                        env=env, cwd=ROOT)
@@ -615,7 +652,8 @@ class Ours:
         expect(self.url, send_body(), token["limited"], error_code(-32003, 429), "limited")
 
     def label(self):
-        return f"ours, {self.store}, {self.auth.upper()}"
+        threading = f", threading {self.threading}" if self.threading else ""
+        return f"ours, {self.store}, {self.auth.upper()}{threading}"
 
     def measure(self, wrk, report):
         key, label = f"ours_{self.name}", self.label()
@@ -738,6 +776,9 @@ def main():
                         help="seconds to wait at most for the load average to fall to 0.5")
     parser.add_argument("--steady-cap", type=int, default=50_000,
                         help="the memory store's cap in the steady-state scenario")
+    parser.add_argument("--compare-threading", action="store_true",
+                        help="also run the memory/HS256 server on per-core threads and on the "
+                             "shared runtime, in the same rounds")
     parser.add_argument("--out", required=True, help="the Markdown report to write")
     args = parser.parse_args()
 
@@ -783,6 +824,12 @@ def main():
         log("bench: starting every server (they stay up for all the rounds)")
         ours = [Ours(processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir)
                 for store in ("memory", "redis") for auth in ("hs256", "rs256")]
+        if args.compare_threading:
+            # Right after the default server, so that each round measures the two modes
+            # back to back.
+            ours[1:1] = [Ours(processes, wrk, args, "memory", "hs256", tokens, redis, jwks_url,
+                              workdir, threading=threading)
+                         for threading in ("per_core", "shared")]
         ours.append(Steady(processes, wrk, args, tokens, redis, jwks_url, workdir))
         task_size = stored_task_size(redis_port)
         template_path = os.path.join(workdir, "task-response.json")

@@ -82,3 +82,20 @@ class Markdown(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Threading(unittest.TestCase):
+    def test_per_core_against_shared_in_the_same_rounds(self):
+        built = harness.Report()
+        with contextlib.redirect_stderr(io.StringIO()):
+            for per_core, shared in [(30_000, 20_000), (33_000, 22_000), (27_000, 18_000)]:
+                built.add("ours_memory_hs256_per_core_send", "per-core", result(per_core, 40.0))
+                built.add("ours_memory_hs256_shared_send", "shared", result(shared, 60.0))
+        lines = harness.threading_lines(built)
+        row = next(line for line in lines if line.startswith("| message/send"))
+        self.assertIn("| 30,000 (20 %) | 20,000 (20 %) | 1.50× (0 %) |", row)
+        self.assertIn("| 0.67× (0 %) |", row)
+        self.assertFalse(any(line.startswith("| tasks/get") for line in lines))
+
+    def test_nothing_without_both_modes(self):
+        self.assertEqual(harness.threading_lines(report([40_000] * 3, [50_000] * 3)), [])

@@ -32,7 +32,7 @@ use crate::redis_conn;
 use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
-use crate::serve::{self, ConnectionLimits};
+use crate::serve::{self, ConnectionLimits, Threads};
 use crate::service::{A2aService, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
 
@@ -245,6 +245,7 @@ pub struct Application {
     router: axum::Router,
     guard: Arc<Guard>,
     connection_limits: ConnectionLimits,
+    threads: Threads,
     limiter: Arc<LocalLimiter>,
     push: Arc<Push>,
     base_url: String,
@@ -419,6 +420,10 @@ impl Application {
                 max_header_bytes: settings.server.max_header_bytes,
                 shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
             },
+            threads: match settings.serving_threads() {
+                Some(count) => Threads::PerCore(count),
+                None => Threads::Shared,
+            },
             limiter: local_limiter,
             push,
             base_url,
@@ -459,9 +464,15 @@ impl Application {
             }
         });
         let push_worker = self.push.spawn_worker();
-        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, "serving");
-        let served =
-            serve::serve(self.listener, self.router, self.connection_limits, shutdown).await;
+        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
+        let served = serve::serve(
+            self.listener,
+            self.router,
+            self.connection_limits,
+            self.threads,
+            shutdown,
+        )
+        .await;
         sweeper.abort();
         push_worker.shutdown().await;
         served

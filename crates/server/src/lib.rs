@@ -33,6 +33,7 @@ pub mod respond;
 pub mod runtime;
 pub mod serve;
 pub mod service;
+pub mod serving_threads;
 pub mod skill_stream;
 pub mod sse;
 pub mod store;

@@ -10,6 +10,11 @@
 //!
 //! Every connection ends with a lingering close ([`crate::linger`]): an answer sent with the
 //! body unread (413 from `Content-Length`) reaches a client that is still writing that body.
+//!
+//! Connections are served on the runtime that accepts them ([`Threads::Shared`], tokio's
+//! work-stealing runtime) or each on one of the per-core serving threads
+//! ([`Threads::PerCore`], [`crate::serving_threads`]); the accept loop, the connection cap
+//! and the drain at shutdown are the same in both.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -29,6 +34,7 @@ use tokio::time::Instant;
 use tower::ServiceExt;
 
 use crate::linger::LingeringClose;
+use crate::serving_threads::ServingThreads;
 
 /// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
 /// too; this bounds the drain under a flood of new connections).
@@ -63,6 +69,17 @@ pub struct ConnectionLimits {
     pub max_header_bytes: usize,
     /// How long shutdown waits for requests in flight.
     pub shutdown_grace: Duration,
+}
+
+/// Where connections are served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// On the runtime that runs [`serve`] (the multi-threaded, work-stealing runtime of the
+    /// binary): a request may be picked up by any worker.
+    Shared,
+    /// On this many threads of their own, one single-threaded runtime each, connections handed
+    /// to them in turn: a connection's requests stay on one thread.
+    PerCore(usize),
 }
 
 /// What one connection is doing: requests in progress, and when it last started or finished
@@ -129,24 +146,49 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
+    threads: Threads,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let max_connections = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS);
     let slots = Arc::new(Semaphore::new(max_connections));
     let (stop, stopping) = watch::channel(false);
-    let builder = connection_builder(&limits);
+    let builder = Arc::new(connection_builder(&limits));
+    let threads = match threads {
+        Threads::Shared => None,
+        Threads::PerCore(count) => Some(ServingThreads::start(count)?),
+    };
     // Each connection holds its slot until it ends.
-    let spawn_connection = |stream, peer, permit: OwnedSemaphorePermit| {
-        let connection = serve_connection(
-            &builder,
-            stream,
-            peer,
-            router.clone(),
-            limits.header_read_timeout,
-            stopping.clone(),
-        );
-        tokio::spawn(async move {
-            connection.await;
+    let spawn_connection = |stream: TcpStream, peer, permit: OwnedSemaphorePermit| {
+        let builder = Arc::clone(&builder);
+        let router = router.clone();
+        let stopping = stopping.clone();
+        let idle_timeout = limits.header_read_timeout;
+        let Some(threads) = &threads else {
+            let connection =
+                serve_connection(&builder, stream, peer, router, idle_timeout, stopping);
+            tokio::spawn(async move {
+                connection.await;
+                drop(permit);
+            });
+            return;
+        };
+        // The socket leaves this runtime's reactor and joins the serving thread's.
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(error) => {
+                tracing::warn!(%error, %peer, "a connection could not be handed to a serving thread");
+                return;
+            }
+        };
+        threads.run(move || async move {
+            match TcpStream::from_std(stream) {
+                Ok(stream) => {
+                    serve_connection(&builder, stream, peer, router, idle_timeout, stopping).await
+                }
+                Err(error) => {
+                    tracing::warn!(%error, %peer, "a serving thread could not take a connection")
+                }
+            }
             drop(permit);
         });
     };
@@ -199,6 +241,9 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("shutdown grace period over: closing the connections still open");
+    }
+    if let Some(threads) = threads {
+        threads.stop().await;
     }
     Ok(())
 }

@@ -90,7 +90,28 @@ pub struct ServerSettings {
     pub trusted_proxies: String,
     /// Seconds shutdown waits for requests in flight.
     pub shutdown_grace_secs: u64,
+    /// `per_core` or `shared` (`A2A__SERVER__THREADING`): where connections are served.
+    pub threading: Threading,
+    /// Serving threads under `per_core` (`A2A__SERVER__SERVING_THREADS`); 0: one per core
+    /// the process may use.
+    pub serving_threads: usize,
 }
+
+/// Where the server serves its connections. Per-core threads keep each connection, and so each
+/// request, on one thread: no cross-core wake-up per request (BENCHMARKS.md, "Serving
+/// threads"); `shared` is tokio's work-stealing runtime, kept to compare against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Threading {
+    /// One single-threaded runtime per serving thread, connections handed out in turn.
+    PerCore,
+    /// The one multi-threaded runtime of the process.
+    Shared,
+}
+
+/// The most serving threads accepted: far above any core count, low enough that a typo cannot
+/// start thousands of threads.
+pub const MAX_SERVING_THREADS: usize = 1024;
 
 impl Default for ServerSettings {
     fn default() -> Self {
@@ -107,6 +128,8 @@ impl Default for ServerSettings {
             failed_auth_per_minute_per_ip: 60,
             trusted_proxies: String::new(),
             shutdown_grace_secs: 30,
+            threading: Threading::PerCore,
+            serving_threads: 0,
         }
     }
 }
@@ -585,6 +608,22 @@ impl Settings {
             .collect()
     }
 
+    /// The serving threads under `per_core` threading: as configured, or one per core the
+    /// process may use; `None` under `shared`.
+    pub fn serving_threads(&self) -> Option<usize> {
+        match self.server.threading {
+            Threading::Shared => None,
+            Threading::PerCore if self.server.serving_threads > 0 => {
+                Some(self.server.serving_threads)
+            }
+            Threading::PerCore => Some(
+                std::thread::available_parallelism()
+                    .map(std::num::NonZeroUsize::get)
+                    .unwrap_or(1),
+            ),
+        }
+    }
+
     /// The bind address, parsed.
     pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
         self.server.bind.parse().map_err(|_| {
@@ -682,6 +721,12 @@ impl Settings {
             if value == 0 {
                 return Err(ConfigError::invalid(key, "must be at least 1"));
             }
+        }
+        if self.server.serving_threads > MAX_SERVING_THREADS {
+            return Err(ConfigError::invalid(
+                "server.serving_threads",
+                format!("must be at most {MAX_SERVING_THREADS} (0: one per core)"),
+            ));
         }
         if self.server.max_header_bytes < 8192 {
             return Err(ConfigError::invalid(

@@ -67,7 +67,9 @@ impl Reply {
     }
 }
 
-/// Settings for a test server: loopback port 0, fixed secret, memory store.
+/// Settings for a test server: loopback port 0, fixed secret, memory store; served on the
+/// threading `A2A__SERVER__THREADING` names (`per_core` or `shared`), so the suite runs under
+/// either.
 pub fn test_settings() -> Settings {
     let mut settings = Settings {
         profile: "test".into(),
@@ -75,6 +77,10 @@ pub fn test_settings() -> Settings {
     };
     settings.server.bind = "127.0.0.1:0".into();
     settings.auth.hs256_secret = Some(SECRET.into());
+    if let Ok(threading) = std::env::var("A2A__SERVER__THREADING") {
+        settings.server.threading = serde_json::from_value(Value::String(threading))
+            .expect("A2A__SERVER__THREADING is per_core or shared");
+    }
     settings
 }
 
@@ -295,6 +301,37 @@ pub fn send_body(skill: &str, text: &str, message_id: &str) -> Value {
 /// A JSON-RPC request body.
 pub fn call(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": "req-1", "method": method, "params": params})
+}
+
+/// A raw HTTP/1.1 `message/send` to the echo skill, closing the connection after the answer.
+pub fn raw_send(address: &str, token: &str) -> String {
+    let body = send_body("test_echo", "hello", &uuid()).to_string();
+    format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads every stream to its end; returns the ones not answered with 200 and a result.
+pub async fn unanswered(streams: Vec<tokio::net::TcpStream>) -> Vec<String> {
+    use tokio::io::AsyncReadExt;
+    let mut unanswered = Vec::new();
+    for (n, mut stream) in streams.into_iter().enumerate() {
+        let mut response = Vec::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            stream.read_to_end(&mut response),
+        )
+        .await;
+        let response = String::from_utf8_lossy(&response);
+        let answered = matches!(read, Ok(Ok(_)))
+            && response.starts_with("HTTP/1.1 200")
+            && response.contains("\"result\"");
+        if !answered {
+            unanswered.push(format!("request {n}: {read:?} {response:?}"));
+        }
+    }
+    unanswered
 }
 
 /// A `redis-server` of our own, on a free loopback port, killed on drop.

@@ -26,4 +26,5 @@ mod stores;
 mod stream_scenarios;
 mod streaming;
 mod suites;
+mod threading;
 mod v1;

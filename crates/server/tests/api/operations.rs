@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{call, send_body, spawn_app, uuid};
+use crate::helpers::{call, raw_send, send_body, spawn_app, unanswered, uuid};
 
 fn header_set(value: &str) -> BTreeSet<String> {
     value
@@ -217,6 +217,11 @@ fn invalid_configuration_names_the_key() {
             vec![("A2A__TASKS__MAX_EVENT_BYTES_PER_TASK", "100")],
             "tasks.max_event_bytes_per_task",
         ),
+        (
+            vec![("A2A__SERVER__SERVING_THREADS", "5000")],
+            "server.serving_threads",
+        ),
+        (vec![("A2A__SERVER__THREADING", "fibers")], "threading"),
     ];
     for (env, key) in cases {
         let output = binary()
@@ -312,37 +317,6 @@ async fn the_readme_walkthrough_works_with_the_real_binary() {
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     let status = server.wait().unwrap();
     assert!(status.success(), "{status:?}");
-}
-
-/// A raw HTTP/1.1 `message/send` to the echo skill, closing the connection after the answer.
-fn raw_send(address: &str, token: &str) -> String {
-    let body = send_body("test_echo", "hello", &uuid()).to_string();
-    format!(
-        "POST /api/v1/a2a HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-/// Reads every stream to its end; returns the ones not answered with 200 and a result.
-async fn unanswered(streams: Vec<tokio::net::TcpStream>) -> Vec<String> {
-    use tokio::io::AsyncReadExt;
-    let mut unanswered = Vec::new();
-    for (n, mut stream) in streams.into_iter().enumerate() {
-        let mut response = Vec::new();
-        let read = tokio::time::timeout(
-            std::time::Duration::from_secs(20),
-            stream.read_to_end(&mut response),
-        )
-        .await;
-        let response = String::from_utf8_lossy(&response);
-        let answered = matches!(read, Ok(Ok(_)))
-            && response.starts_with("HTTP/1.1 200")
-            && response.contains("\"result\"");
-        if !answered {
-            unanswered.push(format!("request {n}: {read:?} {response:?}"));
-        }
-    }
-    unanswered
 }
 
 /// A replica being stopped answers every request a client had already sent: connections the
