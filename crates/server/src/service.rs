@@ -34,7 +34,7 @@ use crate::runtime::{
 };
 use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
-    MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, short_hash,
+    MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, message_key_hash,
 };
 use crate::wire::Version;
 
@@ -972,7 +972,7 @@ fn sent_message(params: &MessageSendParams) -> Result<SentMessage, ApiError> {
 fn message_key(params: &MessageSendParams) -> Result<String, ApiError> {
     let content = serde_json::to_string(&(&params.message, &params.configuration))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(short_hash(&content))
+    Ok(message_key_hash(&content))
 }
 
 fn merged_data(message: &Message) -> Map<String, Value> {

@@ -43,10 +43,29 @@ impl Owner {
     }
 }
 
-/// 128 bits of SHA-256, hex: collision-free in practice, short in keys.
+/// 128 bits of SHA-256, hex: collision-free in practice, short in keys. Used wherever two
+/// users' values meet in one key space (owners, running tasks, the agent card's tag) or a key
+/// format is shared with stored data that outlives a release (context ids).
 pub fn short_hash(value: &str) -> String {
     let digest = Sha256::digest(value.as_bytes());
     hex::encode(&digest[..16])
+}
+
+/// The idempotency key of a message's content: 128 bits of XXH3, hex, 32 characters like
+/// [`short_hash`] (SHA-256 of a few hundred bytes was most of what a `message/send` spent over
+/// the JSON floor under callgrind).
+///
+/// XXH3 is not collision-resistant against someone who chooses both inputs, and needs not be
+/// here: a key is only ever looked up under its owner (the stores key it by the owner's hash
+/// first), so two messages can be confused only when the same owner sent both, and a collision
+/// answers the later one with the earlier one's task, which is that owner's already. An owner
+/// crafting a colliding pair deceives no one but itself. Where one token speaks for many people
+/// (an application forwarding its users' text), aiming a collision at another person's message
+/// needs that whole message, its `messageId` included (the client's, usually a random UUID),
+/// before it is sent. Chance collisions: 2⁻¹²⁸ a pair.
+pub fn message_key_hash(content: &str) -> String {
+    let digest = xxhash_rust::xxh3::xxh3_128(content.as_bytes());
+    hex::encode(digest.to_be_bytes())
 }
 
 /// The most tasks the owner index keeps per user (the newest; older ones are still readable by
@@ -225,6 +244,16 @@ pub trait TaskStore: Send + Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_keys_are_xxh3_128_in_canonical_hex_as_long_as_short_hashes() {
+        // XXH128 of the empty input, as the reference implementation prints it.
+        assert_eq!(message_key_hash(""), "99aa06d3014798d86001c324468d497f");
+        let key = message_key_hash(r#"[{"messageId":"m-1"},null]"#);
+        assert_eq!(key.len(), short_hash("").len());
+        assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(key, message_key_hash(r#"[{"messageId":"m-2"},null]"#));
+    }
 
     #[test]
     fn owner_hash_is_stable_and_opaque() {
