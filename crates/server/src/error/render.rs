@@ -108,6 +108,14 @@ impl IntoResponse for Failure<'_> {
             };
             rate_headers(headers, refused, bucket);
         }
+        if matches!(
+            status,
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+        ) {
+            // The body was left unread, so the connection closes after this answer (a
+            // lingering close): saying so keeps a client from sending its next request on it.
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         response
     }
 }

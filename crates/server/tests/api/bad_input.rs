@@ -219,6 +219,11 @@ async fn transport_refusals_have_json_bodies() {
         (413, -32600),
         "chunked bodies are limited too"
     );
+    assert_eq!(
+        reply.header("connection"),
+        Some("close"),
+        "the body was left unread: the connection is not reused"
+    );
 
     for method in [
         reqwest::Method::PATCH,
