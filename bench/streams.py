@@ -348,10 +348,6 @@ class Stack:
             "A2A__LLM__TIMEOUT_SECS": "3600",
             "A2A__LLM__MAX_RETRIES": "0",
             "A2A__SERVER__REQUEST_TIMEOUT_SECS": "3600",
-            # The server counts a request in progress only until its response head: a connection
-            # whose event stream is still open is closed after twice this timeout (20 s by
-            # default), which would cut the idle streams before they are measured.
-            "A2A__SERVER__HEADER_READ_TIMEOUT_SECS": "3600",
             "A2A__SERVER__MAX_CONNECTIONS": str(streams + 2 * FD_MARGIN),
             "A2A__LIMITS__ENTERPRISE__EXPENSIVE_PER_MINUTE": "100000000",
             "A2A__TASKS__MAX_RUNNING_PER_USER": str(args.per_user),

@@ -18,14 +18,17 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
@@ -111,8 +114,8 @@ impl Activity {
         );
     }
 
-    /// A request head arrived; the returned token ends the request when dropped (also when
-    /// the response future is dropped because the peer went away).
+    /// A request head arrived; the returned token ends the request when dropped: with the
+    /// response body once it ends, or with the response future if the peer went away first.
     fn begin(self: &Arc<Self>) -> InProgress {
         self.in_progress.fetch_add(1, Ordering::Relaxed);
         self.touch();
@@ -130,12 +133,46 @@ impl Activity {
     }
 }
 
+/// A request in progress on its connection; dropping it ends the request.
 struct InProgress(Arc<Activity>);
 
 impl Drop for InProgress {
     fn drop(&mut self) {
         self.0.touch();
         self.0.in_progress.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A response body that keeps its request in progress until the body ends (its last frame or
+/// an error is read) or is dropped (the peer went away): an event stream still sending is not
+/// an idle connection, however long it lasts.
+struct BodyInProgress {
+    body: Body,
+    in_progress: Option<InProgress>,
+}
+
+impl hyper::body::Body for BodyInProgress {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
+            this.in_progress = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -306,7 +343,8 @@ fn connection_builder(limits: &ConnectionLimits) -> auto::Builder<TokioExecutor>
 }
 
 /// Serves one connection until it ends, closing it gracefully when the server stops or when
-/// it has had no request in progress for `idle_timeout`, and at once if it has not closed
+/// it has had no request in progress (a request lasts until its response body ends) for
+/// `idle_timeout`, and at once if it has not closed
 /// within another `idle_timeout` after that.
 fn serve_connection(
     builder: &auto::Builder<TokioExecutor>,
@@ -325,13 +363,14 @@ fn serve_connection(
             .insert(ConnectInfo::<SocketAddr>(peer));
         let response = router.clone().oneshot(request.map(Body::new));
         async move {
-            let response = response.await;
-            drop(in_progress);
-            match response {
+            match response.await {
                 Ok(response) if response.extensions().get::<DropConnection>().is_some() => {
                     Err(Dropped)
                 }
-                Ok(response) => Ok(response),
+                Ok(response) => Ok(response.map(|body| BodyInProgress {
+                    body,
+                    in_progress: Some(in_progress),
+                })),
                 Err(infallible) => match infallible {},
             }
         }

@@ -629,3 +629,134 @@ async fn a_refused_client_that_keeps_sending_is_cut_off_after_the_linger() {
         "the connection lingers before it closes: {held:?}"
     );
 }
+
+/// Opens an event stream; its events as they arrive, then `Err` if the connection was closed
+/// before the stream's end.
+async fn open_stream(
+    app: &TestApp,
+    token: &str,
+    body: &Value,
+) -> tokio::sync::mpsc::UnboundedReceiver<Result<Value, String>> {
+    let mut response = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .expect("request");
+    let (events, received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut pending = String::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => {
+                    pending.push_str(&String::from_utf8_lossy(&bytes));
+                    while let Some(end) = pending.find("\n\n") {
+                        let block: String = pending.drain(..end + 2).collect();
+                        if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) {
+                            let event = serde_json::from_str(data.trim()).expect("JSON");
+                            let _ = events.send(Ok(event));
+                        }
+                    }
+                }
+                Ok(None) => return,
+                Err(error) => {
+                    let _ = events.send(Err(format!("cut before its end: {error:?}")));
+                    return;
+                }
+            }
+        }
+    });
+    received
+}
+
+/// The last event of a stream, once it has ended.
+async fn last_event(
+    name: &str,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<Result<Value, String>>,
+) -> Value {
+    let mut last = None;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(20), events.recv()).await {
+            Ok(Some(Ok(event))) => last = Some(event),
+            Ok(Some(Err(error))) => panic!("{name}: {error}"),
+            Ok(None) => return last.unwrap_or_else(|| panic!("{name}: no event")),
+            Err(_) => panic!("{name}: the stream did not end"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_open_stream_outlives_the_idle_deadline_until_its_final_event() {
+    // The task works five seconds; the idle deadline is one second, and an idle connection is
+    // closed within two: a stream still sending is not idle.
+    let app = spawn_app(|s| s.server.header_read_timeout_secs = 1).await;
+    let token = app.token("patient", Plan::Pro);
+    let mut body = send_body("test_slow", "take your time", &uuid());
+    body["method"] = json!("message/stream");
+    let sent = Instant::now();
+    let mut streamed = open_stream(&app, &token, &body).await;
+    let first = streamed
+        .recv()
+        .await
+        .expect("a first event")
+        .expect("the task");
+    let task_id = first["result"]["id"].as_str().expect("the task's id");
+    let resubscribe = call("tasks/resubscribe", json!({"id": task_id}));
+    let followed = open_stream(&app, &token, &resubscribe).await;
+    let followed = last_event("tasks/resubscribe", followed).await;
+    let streamed = last_event("message/stream", streamed).await;
+    assert!(
+        sent.elapsed() >= Duration::from_secs(4),
+        "the streams lasted past twice the idle deadline: {:?}",
+        sent.elapsed()
+    );
+    for (name, last) in [
+        ("message/stream", streamed),
+        ("tasks/resubscribe", followed),
+    ] {
+        assert_eq!(last["result"]["final"], true, "{name}: {last}");
+        assert_eq!(
+            last["result"]["status"]["state"], "failed",
+            "{name}: {last}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_keep_alive_connection_idle_after_a_stream_is_closed_at_the_deadline() {
+    let app = spawn_app(|s| s.server.header_read_timeout_secs = 1).await;
+    let token = app.token("idler", Plan::Pro);
+    let mut body = send_body("test_echo", "short", &uuid());
+    body["method"] = json!("message/stream");
+    let body = body.to_string();
+    let mut tcp = TcpStream::connect(addr(&app)).await.unwrap();
+    let request = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !received.ends_with(b"\r\n0\r\n\r\n") {
+        let read = tokio::time::timeout(Duration::from_secs(10), tcp.read(&mut chunk))
+            .await
+            .expect("the stream ends")
+            .unwrap();
+        assert!(read > 0, "the connection stays open after the stream");
+        received.extend_from_slice(&chunk[..read]);
+    }
+    assert!(String::from_utf8_lossy(&received).contains("\"final\":true"));
+    let idle = Instant::now();
+    assert!(
+        closed_within(&mut tcp, Duration::from_secs(4)).await,
+        "the server closes the connection idle after its stream"
+    );
+    assert!(
+        idle.elapsed() >= Duration::from_millis(900),
+        "not before the idle deadline: {:?}",
+        idle.elapsed()
+    );
+}
