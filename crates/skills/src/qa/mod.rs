@@ -268,6 +268,10 @@ impl CatholicQa {
             ))
         })?;
         let streamed = chunks.is_some();
+        let given = prompt.passages;
+        // The passages beyond the prompt's cannot be cited: not kept while the answer is read.
+        let mut passages = passages;
+        passages.truncate(given);
         let written = match chunks {
             None => backend
                 .client
@@ -279,7 +283,7 @@ impl CatholicQa {
                         completion.model,
                     )
                 }),
-            Some(chunks) => stream_answer(&backend.client, &prompt, chunks).await,
+            Some(chunks) => stream_answer(&backend.client, prompt, chunks).await,
         };
         let (cited, model) = written.map_err(|failure| {
             SkillError::Failed(failure.user_message(backend.client.timeout_secs()))
@@ -287,7 +291,7 @@ impl CatholicQa {
         if !cited.dropped.is_empty() {
             tracing::warn!(
                 dropped = ?cited.dropped,
-                given = prompt.passages,
+                given,
                 model = %model,
                 "the answer cited passages it was not given; those markers were removed"
             );
@@ -310,14 +314,18 @@ impl CatholicQa {
 
 /// Asks the model for a streamed answer and sends it on as it arrives, its markers checked as
 /// [`prompt::cite`] checks a whole answer. Text kept back by a slow reader leaves as soon as
-/// the reader makes room, while the answer is still being read.
+/// the reader makes room, while the answer is still being read. The prompt is freed once the
+/// backend has accepted it: a stream may wait long for its answer, and the prompt (passages up
+/// to the context budget) is the largest thing it would hold meanwhile.
 async fn stream_answer(
     client: &LlmClient,
-    prompt: &Prompt,
+    prompt: Prompt,
     chunks: &mut ChunkSender,
 ) -> Result<(Cited, String), BackendFailure> {
-    let mut answer = client.stream(&prompt.messages).await?;
-    let mut citer = Citer::new(prompt.passages);
+    let Prompt { messages, passages } = prompt;
+    let mut answer = client.stream(&messages).await?;
+    drop(messages);
+    let mut citer = Citer::new(passages);
     let mut text = String::new();
     loop {
         tokio::select! {
