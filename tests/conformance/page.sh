@@ -34,7 +34,7 @@ rpc -H 'Content-Type: application/json' -H 'A2A-Simulate: rate_limited;retry_aft
   -d '{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"p-1","role":"user","parts":[{"kind":"text","text":"today"}],"metadata":{"skillId":"saints_of_the_day"}}}}'
 rpc -H 'Content-Type: application/json' \
   -d '{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","messageId":"p-2","role":"user","parts":[{"kind":"text","text":"today"}],"metadata":{"skillId":"saints_of_the_day"}}}}'
-rpc -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":4,"method":"message/stream","params":{}}'
+rpc -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":4,"method":"agent/getAuthenticatedExtendedCard","params":{}}'
 for i in $(seq 5 304); do
   rpc -H 'Content-Type: text/plain' -d "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tasks/get\",\"params\":{\"id\":\"x\"}}"
 done
