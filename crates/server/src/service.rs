@@ -366,9 +366,7 @@ impl A2aService {
         principal: &Principal,
         request: SetPushConfigRequest,
     ) -> Result<TaskPushNotificationConfig, ApiError> {
-        let push = self.push()?;
-        self.charge(principal, Bucket::Read).await?;
-        self.owned_task(&principal.owner, &request.task_id).await?;
+        let push = self.push_of_owned_task(principal, &request.task_id).await?;
         Ok(push
             .set_config(
                 &principal.owner,
@@ -385,10 +383,8 @@ impl A2aService {
         principal: &Principal,
         request: GetPushConfigRequest,
     ) -> Result<TaskPushNotificationConfig, ApiError> {
-        let push = self.push()?;
-        self.charge(principal, Bucket::Read).await?;
+        let push = self.push_of_owned_task(principal, &request.task_id).await?;
         let owner = &principal.owner;
-        self.owned_task(owner, &request.task_id).await?;
         let config_id = request.config_id.as_deref();
         push.get_config(owner, &request.task_id, config_id)
             .await?
@@ -402,10 +398,8 @@ impl A2aService {
         principal: &Principal,
         request: ListPushConfigsRequest,
     ) -> Result<(Vec<TaskPushNotificationConfig>, Option<String>), ApiError> {
-        let push = self.push()?;
-        self.charge(principal, Bucket::Read).await?;
+        let push = self.push_of_owned_task(principal, &request.task_id).await?;
         let owner = &principal.owner;
-        self.owned_task(owner, &request.task_id).await?;
         let after = request.page.after.as_deref();
         let mut configs: Vec<TaskPushNotificationConfig> = push
             .list_configs(owner, &request.task_id)
@@ -432,10 +426,8 @@ impl A2aService {
         principal: &Principal,
         request: DeletePushConfigRequest,
     ) -> Result<(), ApiError> {
-        let push = self.push()?;
-        self.charge(principal, Bucket::Read).await?;
+        let push = self.push_of_owned_task(principal, &request.task_id).await?;
         let owner = &principal.owner;
-        self.owned_task(owner, &request.task_id).await?;
         if push
             .delete_config(owner, &request.task_id, &request.config_id)
             .await?
@@ -444,6 +436,19 @@ impl A2aService {
         } else {
             Err(no_push_config(&request.task_id, Some(&request.config_id)))
         }
+    }
+
+    /// The first step of the four push-config methods: push notifications offered, the call
+    /// charged as a read, and the task the caller's own (working or kept).
+    async fn push_of_owned_task(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<&Push, ApiError> {
+        let push = self.push()?;
+        self.charge(principal, Bucket::Read).await?;
+        self.owned_task(&principal.owner, task_id).await?;
+        Ok(push)
     }
 
     /// Push notifications, which the method table offers only when the deployment does.
