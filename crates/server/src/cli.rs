@@ -14,6 +14,7 @@ use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::conformance::render::{self, AllowList};
 use crate::conformance::report::Report;
 use crate::data::{self, BibleSource};
+use crate::huge_pages;
 use crate::paths;
 use crate::progress::{self, Reporter};
 use crate::redis_conn;
@@ -230,6 +231,9 @@ pub fn main() -> ExitCode {
 
 async fn serve(settings: Settings) -> Result<(), StartupError> {
     telemetry::init(&settings.log);
+    if let Err(error) = huge_pages::apply(settings.server.transparent_huge_pages) {
+        tracing::warn!(%error, "transparent huge pages could not be turned off");
+    }
     let application = Application::build(settings).await?;
     println!(
         "magisterium-a2a listening: JSON-RPC {}{}, card {}{}, rate limits {}",

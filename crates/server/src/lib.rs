@@ -19,6 +19,7 @@ pub mod error;
 pub mod guard;
 pub mod hashing;
 pub mod http;
+pub mod huge_pages;
 pub mod limits;
 pub mod linger;
 pub mod listing;

@@ -95,6 +95,10 @@ pub struct ServerSettings {
     /// Serving threads under `per_core` (`A2A__SERVER__SERVING_THREADS`); 0: one per core
     /// the process may use.
     pub serving_threads: usize,
+    /// Whether the process may use transparent huge pages
+    /// (`A2A__SERVER__TRANSPARENT_HUGE_PAGES`); off by default: a growing memory store would
+    /// clear 2 MiB at a time inside requests ([`crate::huge_pages`]).
+    pub transparent_huge_pages: bool,
 }
 
 /// Where the server serves its connections. Per-core threads keep each connection, and so each
@@ -130,6 +134,7 @@ impl Default for ServerSettings {
             shutdown_grace_secs: 30,
             threading: Threading::PerCore,
             serving_threads: 0,
+            transparent_huge_pages: false,
         }
     }
 }

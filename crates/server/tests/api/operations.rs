@@ -474,3 +474,52 @@ fn the_development_profile_has_generous_limits() {
     assert_eq!(production.limits.pro.default_per_minute, 15);
     assert_eq!(production.limits.pro.expensive_per_minute, 2);
 }
+
+/// The `THP_enabled` line of a process's status: whether the kernel may back it with
+/// transparent huge pages.
+#[cfg(target_os = "linux")]
+fn huge_pages_of(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("THP_enabled:")
+                .map(|v| v.trim().to_string())
+        })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_turns_transparent_huge_pages_off_for_itself_unless_asked() {
+    if huge_pages_of(std::process::id()).is_none() {
+        panic!("this kernel has no THP_enabled line in /proc/<pid>/status to check against");
+    }
+    for (setting, expected) in [(None, "0"), (Some("true"), "1")] {
+        let data = tempfile::tempdir().unwrap();
+        let mut command = binary();
+        command
+            .arg("serve")
+            .env("A2A__SERVER__BIND", "127.0.0.1:0")
+            .env("A2A__AUTH__HS256_SECRET", "x".repeat(40))
+            .env("A2A__DATA__DIR", data.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(value) = setting {
+            command.env("A2A__SERVER__TRANSPARENT_HUGE_PAGES", value);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut listening = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut listening)
+            .unwrap();
+        let seen = huge_pages_of(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(listening.contains("listening"), "{listening}");
+        assert_eq!(
+            seen.as_deref(),
+            Some(expected),
+            "THP_enabled of the server with transparent_huge_pages = {setting:?}"
+        );
+    }
+}
