@@ -1,6 +1,7 @@
 -- Ends a working task once: whoever runs this first for a task (its runner, a cancel, or a
 -- reaper after the lease ran out) removes the working record and stores the terminal task;
--- every later call changes nothing. store_task.lua follows this text in the script that runs.
+-- every later call changes nothing. store_task.lua comes before this text in the script that
+-- runs.
 -- KEYS[1] = working record, KEYS[2] = task key, KEYS[3] = context key, KEYS[4] = owner index,
 -- KEYS[5] = owner's running tasks (one hash tag).
 -- ARGV[2..8] as in save_task.lua; ARGV[9] = 'runner', 'cancel' or 'expired';
@@ -23,3 +24,5 @@ if ARGV[9] == 'expired' then
 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[5], ARGV[4])
+store_task()
+return {1}

@@ -352,12 +352,17 @@ impl Application {
                 )
                 .await
                 .map_err(StoreError::from)?;
-                Arc::new(RedisLimiter::new(
+                let limiter = RedisLimiter::new(
                     connection,
                     &settings.limits,
                     local_limiter.clone(),
                     Arc::clone(&metrics),
-                ))
+                );
+                if settings.limits.shares_the_store_redis(&settings.store) {
+                    Arc::new(limiter.sharing_the_store_redis())
+                } else {
+                    Arc::new(limiter)
+                }
             }
         };
         let service = A2aService::new(

@@ -16,6 +16,7 @@ pub mod conformance;
 pub mod data;
 pub mod dispatch;
 pub mod error;
+pub mod gcra;
 pub mod guard;
 pub mod hashing;
 pub mod http;

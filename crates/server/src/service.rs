@@ -23,7 +23,8 @@ use a2a_types::{
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::limits::{Decision, RateLimiter};
+use crate::gcra::BucketCharge;
+use crate::limits::{ChargeFirstOwners, Decision, RateLimiter};
 use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
 use crate::push::Push;
@@ -34,7 +35,8 @@ use crate::runtime::{
 };
 use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
-    MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore, decode_task, message_key_hash,
+    ChargedSaveOutcome, ChargedSaves, MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore,
+    decode_task, message_key_hash,
 };
 use crate::wire::Version;
 
@@ -97,6 +99,7 @@ pub struct A2aService {
     context_history_tasks: usize,
     max_task_bytes: usize,
     push: Option<Arc<Push>>,
+    charge_first: ChargeFirstOwners,
 }
 
 /// A condition the conformance kit simulates inside the service, passed to [`A2aService::call`]
@@ -279,6 +282,28 @@ struct Admitted {
     push: Option<PushNotificationConfig>,
 }
 
+/// A send whose charge the save of its task applies: its skill, the charge, and the store's
+/// saves that apply it.
+struct DeferredCharge<'a> {
+    skill: Arc<dyn Skill>,
+    charge: BucketCharge,
+    saves: &'a dyn ChargedSaves,
+}
+
+/// A task its skill ended, as it is stored, with its state (for the metrics).
+struct EndedTask {
+    task: StoredTask,
+    state: &'static str,
+}
+
+/// What a message becomes once it may run: the task `submitted` with the message in its
+/// history, what its skill is asked, and whether the task is new in its context.
+struct Submission {
+    submitted: Task,
+    request: SkillRequest,
+    new_in_context: bool,
+}
+
 impl A2aService {
     /// Wires the parts together.
     pub fn new(
@@ -300,6 +325,7 @@ impl A2aService {
             context_history_tasks,
             max_task_bytes,
             push: tasks.push,
+            charge_first: ChargeFirstOwners::new(ChargeFirstOwners::CAPACITY),
         }
     }
 
@@ -472,10 +498,25 @@ impl A2aService {
             .limiter
             .check(&principal.owner, principal.plan, bucket)
             .await;
+        self.admitted(principal, bucket, decision)
+    }
+
+    /// A call charged to `bucket` with `decision`, or its refusal (429 `-32003`). A refusal in
+    /// the `default` bucket holds the owner on the charge-first path until its `retryAfter`
+    /// has passed ([`ChargeFirstOwners`]).
+    fn admitted(
+        &self,
+        principal: &Principal,
+        bucket: Bucket,
+        decision: Decision,
+    ) -> Result<Decision, ApiError> {
         match decision {
             Decision::Limited { retry_after, limit } => {
                 self.metrics
                     .rate_limited(principal.plan.as_str(), bucket.as_str());
+                if bucket == Bucket::Default {
+                    self.charge_first.hold(&principal.owner, retry_after);
+                }
                 Err(ApiError::RateLimited {
                     retry_after_secs: Decision::retry_after_secs(retry_after),
                     bucket: bucket.as_str(),
@@ -541,6 +582,11 @@ impl A2aService {
                 rate,
                 sent: Some(sent),
             });
+        }
+        if let Some(deferred) = self.deferred_charge(principal, &request) {
+            return self
+                .send_charged_by_its_save(principal, request, sent, deferred)
+                .await;
         }
         let owner = &principal.owner;
         let simulation = request.simulation.clone();
@@ -680,7 +726,7 @@ impl A2aService {
             push,
             ..
         } = request;
-        let mut message = params.message;
+        let message = params.message;
         let skill = Arc::clone(self.skill_for(&message)?);
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
@@ -732,6 +778,35 @@ impl A2aService {
             });
         }
         let decision = self.charge(principal, bucket).await?;
+        let Submission {
+            submitted,
+            request,
+            new_in_context,
+        } = self
+            .submission(owner, message, continued, skill.as_ref())
+            .await?;
+        Ok(Prepared::Admitted(Box::new(Admitted {
+            decision,
+            bucket,
+            message_key,
+            skill,
+            submitted,
+            new_in_context,
+            request,
+            push,
+        })))
+    }
+
+    /// The task a message that may run makes `submitted` (the continued task with the message
+    /// appended, or a new one), and what its skill is asked: the message and the conversation
+    /// so far (the continued task's turns, or the recent tasks of the context it names).
+    async fn submission(
+        &self,
+        owner: &Owner,
+        mut message: Message,
+        continued: Option<Task>,
+        skill: &dyn Skill,
+    ) -> Result<Submission, ApiError> {
         let context_id = continued
             .as_ref()
             .map(|t| t.context_id.clone())
@@ -777,16 +852,137 @@ impl A2aService {
             history,
             metadata: Some(skill_metadata(skill.info().id)),
         };
-        Ok(Prepared::Admitted(Box::new(Admitted {
-            decision,
-            bucket,
-            message_key,
-            skill,
+        Ok(Submission {
             submitted,
-            new_in_context,
             request,
-            push,
-        })))
+            new_in_context,
+        })
+    }
+
+    /// The charge a blocking send may leave to the save of its task, with the store's saves
+    /// that apply it: then its skill runs first, and one atomic step of the store checks the
+    /// message, charges the caller and stores the task (one round trip to Redis instead of
+    /// three). Only for a new message (no task to read), without a push config or a
+    /// simulation, to a skill of the `default` bucket (cheap and local: running it before the
+    /// charge risks little), from an owner not held on the charge-first path, with a limiter
+    /// that keeps its buckets in the store's Redis and a bucket open to the plan. Everything
+    /// else is charged before its skill runs: an LLM call of the `expensive` bucket never runs
+    /// uncharged, and a closed bucket is refused before anything runs.
+    fn deferred_charge(
+        &self,
+        principal: &Principal,
+        request: &SendRequest,
+    ) -> Option<DeferredCharge<'_>> {
+        let message = &request.params.message;
+        let plain_new_message = request.blocking
+            && request.push.is_none()
+            && request.simulation.is_none()
+            && message.task_id.is_none();
+        if !plain_new_message || self.charge_first.holds(&principal.owner) {
+            return None;
+        }
+        // A skill that does not exist is refused on the charge-first path, as before.
+        let skill = self.skill_for(message).ok()?;
+        if skill.info().bucket != Bucket::Default {
+            return None;
+        }
+        let saves = self.store.charged_saves()?;
+        let charge = self
+            .limiter
+            .defer(&principal.owner, principal.plan, Bucket::Default)?;
+        Some(DeferredCharge {
+            skill: Arc::clone(skill),
+            charge,
+            saves,
+        })
+    }
+
+    /// A blocking send whose save applies its charge ([`A2aService::deferred_charge`]): the
+    /// skill runs, then the store checks the message, charges the caller and stores the task
+    /// in one atomic step; the answer and its `RateLimit` headers are those of the
+    /// charge-first path. What that path would not have run holds the owner on it for a while
+    /// ([`ChargeFirstOwners`]), so no client gets uncharged runs one after another:
+    /// - a message seen before answers with its task, uncharged, and holds the owner for one
+    ///   emission interval (the time one call frees up);
+    /// - a refused charge stores nothing, is answered as the same refusal, and holds the owner
+    ///   until its `retryAfter` has passed;
+    /// - a run that ends in an error (invalid input, a task over the size cap) is charged by
+    ///   the limiter as the charge-first path charged it, and a refusal wins over the error;
+    /// - a store that fails (Redis unreachable) answers `-32603`, as a failed save does, and
+    ///   holds the owner for one interval. Its step did all or nothing: a retry of the same
+    ///   message finds its task, or runs it again.
+    async fn send_charged_by_its_save(
+        &self,
+        principal: &Principal,
+        request: SendRequest,
+        sent: SentMessage,
+        deferred: DeferredCharge<'_>,
+    ) -> Result<Reply, ApiError> {
+        let DeferredCharge {
+            skill,
+            charge,
+            saves,
+        } = deferred;
+        let owner = &principal.owner;
+        let message = request.params.message;
+        let Submission {
+            submitted, request, ..
+        } = self
+            .submission(owner, message, None, skill.as_ref())
+            .await?;
+        let stored = match self.run_to_stored(skill.as_ref(), request, submitted).await {
+            Ok(stored) => stored,
+            Err(error) => {
+                self.charge(principal, Bucket::Default).await?;
+                return Err(error);
+            }
+        };
+        let one_interval = charge.interval();
+        let saved = saves
+            .save_charged(owner, &stored.task, &sent.content_hash, &charge)
+            .await;
+        match saved {
+            Ok(ChargedSaveOutcome::Charged(gcra)) => {
+                let decision = Decision::of_gcra(charge.limit, &gcra);
+                let decision = self.admitted(principal, Bucket::Default, decision)?;
+                self.metrics.task(skill.info().id, stored.state);
+                Ok(Reply {
+                    result: stored.task.json,
+                    rate: Some((decision, Bucket::Default)),
+                    sent: Some(sent),
+                })
+            }
+            Ok(ChargedSaveOutcome::Seen(record)) => {
+                self.charge_first.hold(owner, one_interval);
+                Ok(Reply {
+                    result: self.owned_task(owner, &record.task_id).await?,
+                    rate: None,
+                    sent: Some(sent),
+                })
+            }
+            Err(error) => {
+                self.charge_first.hold(owner, one_interval);
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Runs a `submitted` task's skill and makes the terminal task as it is stored, refused
+    /// when it would be stored over the size cap.
+    async fn run_to_stored(
+        &self,
+        skill: &dyn Skill,
+        request: SkillRequest,
+        submitted: Task,
+    ) -> Result<EndedTask, ApiError> {
+        let outcome = self.run(skill, request).await?;
+        let task = finish_task(submitted, &Uuid::new_v4().to_string(), outcome);
+        let stored = StoredTask::of(&task)?;
+        self.check_task_size(stored.json.len())?;
+        Ok(EndedTask {
+            task: stored,
+            state: task.status.state.as_str(),
+        })
     }
 
     /// Admits a message exactly as a blocking send does, then starts its task on the runtime

@@ -350,6 +350,16 @@ impl LimitSettings {
         self.redis_url.as_deref().or(store.redis_url.as_deref())
     }
 
+    /// Whether the limiter keeps its buckets in the task store's Redis (both on Redis, the
+    /// limiter without a URL of its own or with the store's): then a save may charge its call
+    /// in the same script, one round trip instead of two.
+    pub fn shares_the_store_redis(&self, store: &StoreSettings) -> bool {
+        self.backend == LimitBackend::Redis
+            && store.backend == StoreBackend::Redis
+            && store.redis_url.is_some()
+            && self.effective_redis_url(store) == store.redis_url.as_deref()
+    }
+
     /// Every bucket of a paid plan with its calls per minute; `None` for free.
     pub fn buckets_for(&self, plan: Plan) -> Option<[(Bucket, u32); 3]> {
         self.for_plan(plan).map(|limits| {
@@ -1029,5 +1039,44 @@ impl ConformanceSettings {
     /// user is expected.
     pub fn profile_allows(profile: &str) -> bool {
         matches!(profile, "development" | "test")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_shares_the_store_redis_only_on_the_same_url() {
+        let store = StoreSettings {
+            backend: StoreBackend::Redis,
+            redis_url: Some("redis://store:6379/0".into()),
+            ..StoreSettings::default()
+        };
+        let limits = LimitSettings {
+            backend: LimitBackend::Redis,
+            ..LimitSettings::default()
+        };
+        assert!(limits.shares_the_store_redis(&store));
+        let same_url = LimitSettings {
+            redis_url: store.redis_url.clone(),
+            ..limits.clone()
+        };
+        assert!(same_url.shares_the_store_redis(&store));
+        let own_redis = LimitSettings {
+            redis_url: Some("redis://limits:6379/0".into()),
+            ..limits.clone()
+        };
+        assert!(!own_redis.shares_the_store_redis(&store));
+        let local = LimitSettings {
+            backend: LimitBackend::Local,
+            ..limits.clone()
+        };
+        assert!(!local.shares_the_store_redis(&store));
+        let memory = StoreSettings {
+            backend: StoreBackend::Memory,
+            ..store
+        };
+        assert!(!limits.shares_the_store_redis(&memory));
     }
 }

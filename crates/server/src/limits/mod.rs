@@ -4,10 +4,13 @@
 //! `read` bucket, one budget per user whatever the plan. Both limiters implement the same GCRA: limits are "N per
 //! minute" with a burst of N, so a user who waited a minute may send N calls at once, then one
 //! every 60/N seconds. [`LocalLimiter`] (`governor`) is exact within one process;
-//! [`RedisLimiter`] keeps the state in Redis so replicas share one limit per user.
+//! [`RedisLimiter`] keeps the state in Redis so replicas share one limit per user, and may leave
+//! a charge to a store on the same Redis ([`RateLimiter::defer`]).
 
+mod charge_first;
 mod redis;
 
+pub use self::charge_first::ChargeFirstOwners;
 pub use self::redis::RedisLimiter;
 
 use std::collections::HashMap;
@@ -24,6 +27,7 @@ use skills::Bucket;
 
 use crate::auth::Plan;
 use crate::config::LimitSettings;
+use crate::gcra::{BucketCharge, GcraReply};
 use crate::hashing::DerivedKeys;
 use crate::store::Owner;
 
@@ -54,6 +58,22 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// The decision of a GCRA script's reply in a bucket of `limit` calls per minute.
+    pub fn of_gcra(limit: u32, reply: &GcraReply) -> Decision {
+        if reply.allowed {
+            Decision::Allowed {
+                limit,
+                remaining: reply.remaining,
+                reset_after: reply.reset_after,
+            }
+        } else {
+            Decision::Limited {
+                limit,
+                retry_after: reply.retry_after,
+            }
+        }
+    }
+
     /// `retryAfter` as sent to clients: whole seconds, rounded up, at least 1.
     pub fn retry_after_secs(retry_after: Duration) -> u64 {
         retry_after.as_millis().div_ceil(1000).max(1) as u64
@@ -65,6 +85,15 @@ impl Decision {
 pub trait RateLimiter: Send + Sync {
     /// Charges one call of `owner` on `plan` to `bucket`, if allowed.
     async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision;
+
+    /// The charge of one call of `owner` on `plan` to `bucket`, left to the task store to apply
+    /// in the same atomic step as its save ([`crate::store::TaskStore::charged_saves`]), when
+    /// this limiter keeps its state where that store does. `None` (the default: an in-process
+    /// limiter, a limiter on a Redis of its own, a closed bucket): charge with
+    /// [`RateLimiter::check`] first.
+    fn defer(&self, _owner: &Owner, _plan: Plan, _bucket: Bucket) -> Option<BucketCharge> {
+        None
+    }
 }
 
 /// The limiter of a server whose limits are off: every call runs.

@@ -1,5 +1,7 @@
 //! The shared limiter: GCRA in a Redis script on Redis' own clock, so every replica charges the
-//! same bucket and a pro user gets 15 calls a minute in all, not 15 per replica.
+//! same bucket and a pro user gets 15 calls a minute in all, not 15 per replica. On the store's
+//! own Redis, it may leave a charge to the script that saves the call's task
+//! ([`RateLimiter::defer`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,9 +14,16 @@ use skills::Bucket;
 use super::{Decision, LocalLimiter, RateLimiter};
 use crate::auth::Plan;
 use crate::config::{LimitFailMode, LimitSettings};
+use crate::gcra::{BucketCharge, GcraReply};
 use crate::metrics::Metrics;
 use crate::redis_conn::RedisConnection;
 use crate::store::Owner;
+
+/// The limiter's script: the GCRA, then the call of it on the script's key.
+const CHARGE_SCRIPT: &str = concat!(
+    include_str!("../../../../migrations/scripts/gcra.lua"),
+    include_str!("../../../../migrations/scripts/charge.lua"),
+);
 
 /// Rate limits enforced in Redis, with a configured behaviour when Redis fails.
 pub struct RedisLimiter {
@@ -25,6 +34,7 @@ pub struct RedisLimiter {
     mode: LimitFailMode,
     timeout: Duration,
     metrics: Arc<Metrics>,
+    shares_the_store_redis: bool,
 }
 
 impl RedisLimiter {
@@ -43,13 +53,31 @@ impl RedisLimiter {
         }
         RedisLimiter {
             connection,
-            script: Script::new(include_str!("../../../../migrations/scripts/gcra.lua")),
+            script: Script::new(CHARGE_SCRIPT),
             limits,
             fallback,
             mode: settings.on_redis_error,
             timeout: Duration::from_millis(settings.redis_timeout_ms),
             metrics,
+            shares_the_store_redis: false,
         }
+    }
+
+    /// The same limiter, told that its Redis is the task store's: then it may leave a charge to
+    /// the script that saves the call's task ([`RateLimiter::defer`]).
+    #[must_use]
+    pub fn sharing_the_store_redis(self) -> Self {
+        RedisLimiter {
+            shares_the_store_redis: true,
+            ..self
+        }
+    }
+
+    /// The charge of one call, `None` for a closed bucket (limit 0: refused without asking
+    /// Redis).
+    fn charge(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Option<BucketCharge> {
+        let limit = self.limits.get(&(plan, bucket)).copied().unwrap_or(0);
+        (limit > 0).then(|| BucketCharge::new(Self::key(owner, plan, bucket), limit))
     }
 
     fn key(owner: &Owner, plan: Plan, bucket: Bucket) -> String {
@@ -61,45 +89,33 @@ impl RedisLimiter {
         )
     }
 
-    async fn ask(&self, key: String, limit: u32) -> Result<Vec<i64>, String> {
-        let interval_us = 60_000_000 / u64::from(limit);
-        let mut invocation = self.script.key(key);
-        invocation.arg(interval_us).arg(limit);
+    async fn ask(&self, charge: &BucketCharge) -> Result<Decision, String> {
+        let mut invocation = self.script.key(&charge.key);
+        invocation.arg(charge.interval_us).arg(charge.limit);
         let mut connection = self.connection.clone();
         let call = invocation.invoke_async::<Vec<i64>>(&mut connection);
         match tokio::time::timeout(self.timeout, call).await {
-            Ok(Ok(reply)) if reply.len() == 4 => Ok(reply),
-            Ok(Ok(reply)) => Err(format!("unexpected reply {reply:?}")),
+            Ok(Ok(reply)) => GcraReply::parse(&reply)
+                .map(|gcra| Decision::of_gcra(charge.limit, &gcra))
+                .ok_or_else(|| format!("unexpected reply {reply:?}")),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("no answer within {} ms", self.timeout.as_millis())),
         }
     }
 }
 
-fn micros(value: i64) -> Duration {
-    Duration::from_micros(u64::try_from(value).unwrap_or(0))
-}
-
 #[async_trait]
 impl RateLimiter for RedisLimiter {
     async fn check(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Decision {
-        let limit = self.limits.get(&(plan, bucket)).copied().unwrap_or(0);
-        if limit == 0 {
+        let Some(charge) = self.charge(owner, plan, bucket) else {
             return Decision::Limited {
                 limit: 0,
                 retry_after: Duration::from_secs(60),
             };
-        }
-        match self.ask(Self::key(owner, plan, bucket), limit).await {
-            Ok(reply) if reply[0] == 1 => Decision::Allowed {
-                limit,
-                remaining: u32::try_from(reply[1]).unwrap_or(0),
-                reset_after: micros(reply[3]),
-            },
-            Ok(reply) => Decision::Limited {
-                limit,
-                retry_after: micros(reply[2]),
-            },
+        };
+        let limit = charge.limit;
+        match self.ask(&charge).await {
+            Ok(decision) => decision,
             Err(error) => {
                 let mode = match self.mode {
                     LimitFailMode::Local => "local",
@@ -119,5 +135,12 @@ impl RateLimiter for RedisLimiter {
                 }
             }
         }
+    }
+
+    fn defer(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Option<BucketCharge> {
+        if !self.shares_the_store_redis {
+            return None;
+        }
+        self.charge(owner, plan, bucket)
     }
 }

@@ -70,8 +70,8 @@ impl RedisBackend {
                 "../../../../migrations/scripts/renew_task.lua"
             )),
             finish_script: Script::new(concat!(
-                include_str!("../../../../migrations/scripts/finish_task.lua"),
                 include_str!("../../../../migrations/scripts/store_task.lua"),
+                include_str!("../../../../migrations/scripts/finish_task.lua"),
             )),
             append_script: Script::new(include_str!(
                 "../../../../migrations/scripts/append_event.lua"

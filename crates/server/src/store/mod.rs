@@ -14,6 +14,8 @@ use sha2::{Digest, Sha256};
 
 use a2a_types::{Task, TaskState};
 
+use crate::gcra::{BucketCharge, GcraReply};
+
 pub use memory::MemoryStore;
 pub(crate) use redis::CONTEXT_CAP;
 pub use redis::{RedisStore, apply_migrations};
@@ -176,6 +178,16 @@ pub enum SaveOutcome {
     Duplicate(MessageRecord),
 }
 
+/// What a save that carried a charge did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChargedSaveOutcome {
+    /// The message was seen before: nothing was charged or stored; the task it produced.
+    Seen(MessageRecord),
+    /// The charge was applied: the GCRA's reply; the task was stored if it was allowed, and
+    /// nothing was if it was refused.
+    Charged(GcraReply),
+}
+
 /// Why the store failed. Answered as an internal error; the text goes to the logs only.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -239,6 +251,32 @@ pub trait TaskStore: Send + Sync {
 
     /// Whether the backend answers (readiness).
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// This store's saves that charge their call, when it can apply a limiter's
+    /// [`BucketCharge`] in the same atomic step as a save (Redis, where the shared limiter's
+    /// buckets may live beside the tasks). `None`, the default: the limiter charges first.
+    fn charged_saves(&self) -> Option<&dyn ChargedSaves> {
+        None
+    }
+}
+
+/// A save that charges its call: the message check, the charge and the save of the task in one
+/// atomic step, so a new message of a cheap skill, run first, is charged and stored in one round
+/// trip to the store.
+#[async_trait]
+pub trait ChargedSaves: Send + Sync {
+    /// Stores a new terminal task (the first of its own, appended to its context and to the
+    /// owner's index) with its message record, as [`TaskStore::save`] does, if the message is
+    /// new and `charge` is allowed. Nothing is charged when the message was seen before, and
+    /// nothing is stored when it was seen or the charge is refused. An error leaves either
+    /// everything done or nothing (a retry of the same message finds its task when it was).
+    async fn save_charged(
+        &self,
+        owner: &Owner,
+        task: &StoredTask,
+        message_key: &str,
+        charge: &BucketCharge,
+    ) -> Result<ChargedSaveOutcome, StoreError>;
 }
 
 #[cfg(test)]

@@ -1,19 +1,21 @@
 //! The shared task store: Redis, so that replicas see each other's tasks and tasks survive a
 //! restart of the server. One reconnecting multiplexed connection; each save is one atomic
-//! script call; every key of a user carries the same hash tag (one Redis Cluster slot).
+//! script call (which may carry the charge of its call: [`ChargedSaves`]); every key of a user
+//! carries the same hash tag (one Redis Cluster slot), the shared limiter's buckets included.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redis::{Script, Value};
+use redis::{Script, ScriptInvocation, Value};
 
 use a2a_types::Task;
 
 use super::{
-    IndexEntry, MessageRecord, OWNER_INDEX_CAP, Owner, SaveOutcome, StoreError, StoredTask,
-    TaskStore, decode_task, short_hash,
+    ChargedSaveOutcome, ChargedSaves, IndexEntry, MessageRecord, OWNER_INDEX_CAP, Owner,
+    SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
 };
+use crate::gcra::{BucketCharge, GcraReply};
 use crate::redis_conn::{self, RedisConnection};
 
 const SCHEMA_KEY: &str = "a2a:v1:schema";
@@ -44,10 +46,12 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
-/// The save script: the message check, then the shared end that stores the task.
+/// The save script: the GCRA and the shared end that stores the task (functions), then the
+/// message check, the charge when the save carries one, and the save.
 const SAVE_TASK_SCRIPT: &str = concat!(
-    include_str!("../../../../migrations/scripts/save_task.lua"),
+    include_str!("../../../../migrations/scripts/gcra.lua"),
     include_str!("../../../../migrations/scripts/store_task.lua"),
+    include_str!("../../../../migrations/scripts/save_task.lua"),
 );
 
 /// Tasks in Redis with `SET … EX`.
@@ -84,6 +88,31 @@ impl RedisStore {
     /// The owner's index: encoded [`IndexEntry`]s, least recently saved first.
     pub(crate) fn owner_index(owner: &Owner) -> String {
         format!("a2a:v1:{{o:{}}}:tasks", owner.as_str())
+    }
+
+    /// The save script's keys and arguments for `task` and its message (see `save_task.lua`).
+    fn save_invocation(
+        &self,
+        owner: &Owner,
+        task: &StoredTask,
+        message_key: &str,
+        record: &MessageRecord,
+        new_in_context: bool,
+    ) -> ScriptInvocation<'_> {
+        let mut invocation = self.save_script.key(Self::key(owner, "msg", message_key));
+        invocation
+            .key(Self::key(owner, "task", &task.id))
+            .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
+            .key(Self::owner_index(owner))
+            .arg(&record.task_id)
+            .arg(task.json.as_ref())
+            .arg(self.ttl_secs)
+            .arg(&task.id)
+            .arg(if new_in_context { "1" } else { "0" })
+            .arg(CONTEXT_CAP)
+            .arg(OWNER_INDEX_CAP)
+            .arg(task.entry.encode());
+        invocation
     }
 
     async fn tasks_by_id(
@@ -161,28 +190,12 @@ impl TaskStore for RedisStore {
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let reply: Vec<Value> = self
-            .save_script
-            .key(Self::key(owner, "msg", message_key))
-            .key(Self::key(owner, "task", &task.id))
-            .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
-            .key(Self::owner_index(owner))
-            .arg(&record.task_id)
-            .arg(task.json.as_ref())
-            .arg(self.ttl_secs)
-            .arg(&task.id)
-            .arg(if new_in_context { "1" } else { "0" })
-            .arg(CONTEXT_CAP)
-            .arg(OWNER_INDEX_CAP)
-            .arg(task.entry.encode())
+            .save_invocation(owner, task, message_key, record, new_in_context)
             .invoke_async(&mut self.connection.clone())
             .await?;
         match reply.as_slice() {
             [Value::Int(1)] => Ok(SaveOutcome::Saved),
-            [Value::Int(0), existing] => {
-                let task_id: String = redis::from_redis_value(existing.clone())
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                Ok(SaveOutcome::Duplicate(MessageRecord { task_id }))
-            }
+            [Value::Int(0), existing] => Ok(SaveOutcome::Duplicate(seen(existing)?)),
             other => Err(StoreError::Corrupt(format!(
                 "unexpected save reply {other:?}"
             ))),
@@ -250,4 +263,58 @@ impl TaskStore for RedisStore {
             .await?;
         Ok(())
     }
+
+    fn charged_saves(&self) -> Option<&dyn ChargedSaves> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl ChargedSaves for RedisStore {
+    async fn save_charged(
+        &self,
+        owner: &Owner,
+        task: &StoredTask,
+        message_key: &str,
+        charge: &BucketCharge,
+    ) -> Result<ChargedSaveOutcome, StoreError> {
+        let record = MessageRecord {
+            task_id: task.id.clone(),
+        };
+        let mut invocation = self.save_invocation(owner, task, message_key, &record, true);
+        invocation
+            .key(&charge.key)
+            .arg(charge.interval_us)
+            .arg(charge.limit);
+        let reply: Vec<Value> = invocation
+            .invoke_async(&mut self.connection.clone())
+            .await?;
+        let unexpected = || StoreError::Corrupt(format!("unexpected charged save reply {reply:?}"));
+        match reply.as_slice() {
+            [Value::Int(0), existing] => Ok(ChargedSaveOutcome::Seen(seen(existing)?)),
+            [Value::Int(status @ (1 | 2)), gcra @ ..] => {
+                let numbers = gcra
+                    .iter()
+                    .map(|value| match value {
+                        Value::Int(number) => Some(*number),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<i64>>>()
+                    .ok_or_else(unexpected)?;
+                let gcra = GcraReply::parse(&numbers).ok_or_else(unexpected)?;
+                if gcra.allowed != (*status == 1) {
+                    return Err(unexpected());
+                }
+                Ok(ChargedSaveOutcome::Charged(gcra))
+            }
+            _ => Err(unexpected()),
+        }
+    }
+}
+
+/// The record of a message the save script found already seen.
+fn seen(existing: &Value) -> Result<MessageRecord, StoreError> {
+    let task_id: String = redis::from_redis_value(existing.clone())
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    Ok(MessageRecord { task_id })
 }

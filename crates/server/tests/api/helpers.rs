@@ -518,3 +518,145 @@ pub fn with_redis(url: String) -> impl FnOnce(&mut Settings) {
         s.store.redis_url = Some(url);
     }
 }
+
+/// One command `redis-server` executed, as its `MONITOR` feed shows it.
+#[derive(Debug, Clone)]
+pub struct MonitoredCommand {
+    /// A script called it (`[0 lua]`), rather than a client sending it.
+    pub from_script: bool,
+    /// The command's name (upper case) and arguments.
+    pub words: Vec<String>,
+}
+
+impl MonitoredCommand {
+    /// The command's name, upper case.
+    pub fn name(&self) -> &str {
+        &self.words[0]
+    }
+
+    /// Whether an argument contains `text`.
+    pub fn touches(&self, text: &str) -> bool {
+        self.words[1..].iter().any(|word| word.contains(text))
+    }
+}
+
+/// Everything a `redis-server` executes, read from its `MONITOR` feed: which commands each
+/// round trip of the server under test made, and which a script made inside one.
+pub struct RedisMonitor {
+    commands: Arc<std::sync::Mutex<Vec<MonitoredCommand>>>,
+    url: String,
+}
+
+impl RedisMonitor {
+    /// Starts watching (the feed starts once Redis answered `OK`).
+    pub async fn start(redis: &RedisServer) -> RedisMonitor {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", redis.port))
+            .await
+            .expect("redis-server answers");
+        stream.write_all(b"MONITOR\r\n").await.expect("MONITOR");
+        let mut lines = BufReader::new(stream).lines();
+        let ok = lines.next_line().await.expect("the feed reads");
+        assert_eq!(ok.as_deref(), Some("+OK"));
+        let commands = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let feed = Arc::clone(&commands);
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(command) = parse_monitor_line(&line) {
+                    feed.lock().unwrap().push(command);
+                }
+            }
+        });
+        RedisMonitor {
+            commands,
+            url: redis.url(),
+        }
+    }
+
+    /// The commands executed since the last call: a marker (`ECHO`) is sent last, and Redis runs
+    /// commands one at a time, so every command before it is in the feed once it is.
+    pub async fn take(&self) -> Vec<MonitoredCommand> {
+        let marker = format!("marker-{}", uuid());
+        let client = redis::Client::open(self.url.as_str()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        let _: String = redis::cmd("ECHO")
+            .arg(&marker)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        for _ in 0..500 {
+            {
+                let mut commands = self.commands.lock().unwrap();
+                if let Some(at) = commands
+                    .iter()
+                    .position(|c| c.name() == "ECHO" && c.words.get(1) == Some(&marker))
+                {
+                    let taken: Vec<MonitoredCommand> = commands.drain(..=at).collect();
+                    return taken[..at].to_vec();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the MONITOR feed never showed the marker");
+    }
+}
+
+/// `+1700000000.000000 [0 127.0.0.1:5555] "GET" "key"` → the command; `None` for other lines.
+fn parse_monitor_line(line: &str) -> Option<MonitoredCommand> {
+    let rest = line.strip_prefix('+')?;
+    let (source, arguments) = rest.split_once("] ")?;
+    let from_script = source.ends_with(" lua");
+    let mut words = Vec::new();
+    let mut chars = arguments.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut word = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => break,
+                '\\' => word.extend(chars.next()),
+                c => word.push(c),
+            }
+        }
+        words.push(word);
+    }
+    let name = words.first_mut()?;
+    *name = name.to_uppercase();
+    Some(MonitoredCommand { from_script, words })
+}
+
+/// `INFO commandstats`: the calls of each command so far (scripts' own calls included).
+pub async fn command_calls(redis: &RedisServer) -> std::collections::HashMap<String, u64> {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+/// The keys matching `pattern`.
+pub async fn redis_keys(redis: &RedisServer, pattern: &str) -> Vec<String> {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    redis::cmd("KEYS")
+        .arg(pattern)
+        .query_async(&mut connection)
+        .await
+        .unwrap()
+}

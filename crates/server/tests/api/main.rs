@@ -19,6 +19,7 @@ mod push_methods;
 mod push_scenarios;
 mod push_wires;
 mod resends;
+mod round_trips;
 mod scale;
 mod security;
 mod skills;
