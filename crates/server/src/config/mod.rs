@@ -229,7 +229,8 @@ pub struct StoreSettings {
     pub redis_cluster: bool,
     /// How long a task is kept, in seconds (`A2A__STORE__TASK_TTL_SECS`).
     pub task_ttl_secs: u64,
-    /// Most tasks the memory store keeps before evicting the least recently used.
+    /// Most tasks the memory store keeps (`A2A__STORE__MEMORY_MAX_TASKS`); beyond it the oldest
+    /// saved leave first (reading a task does not keep it longer).
     pub memory_max_tasks: u64,
     /// Most earlier tasks of one context handed to a skill as conversation history.
     pub context_history_tasks: usize,

@@ -17,7 +17,6 @@ use a2a_types::{Task, TaskState};
 use crate::gcra::{BucketCharge, GcraReply};
 
 pub use memory::MemoryStore;
-pub(crate) use redis::CONTEXT_CAP;
 pub use redis::{RedisStore, apply_migrations};
 
 /// A hashed, fixed-length owner id of the pair (issuer, `sub`): a `sub` is unique only within
@@ -69,6 +68,9 @@ pub fn message_key_hash(content: &str) -> String {
     let digest = xxhash_rust::xxh3::xxh3_128(content.as_bytes());
     hex::encode(digest.to_be_bytes())
 }
+
+/// Most task ids one context keeps (the newest), in either store.
+pub(crate) const CONTEXT_CAP: usize = 100;
 
 /// The most tasks the owner index keeps per user (the newest; older ones are still readable by
 /// id until they expire, but no longer listed).

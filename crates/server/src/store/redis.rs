@@ -12,15 +12,13 @@ use redis::{Script, ScriptInvocation, Value};
 use a2a_types::Task;
 
 use super::{
-    ChargedSaveOutcome, ChargedSaves, IndexEntry, MessageRecord, OWNER_INDEX_CAP, Owner,
-    SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
+    CONTEXT_CAP, ChargedSaveOutcome, ChargedSaves, IndexEntry, MessageRecord, OWNER_INDEX_CAP,
+    Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
 };
 use crate::gcra::{BucketCharge, GcraReply};
 use crate::redis_conn::{self, RedisConnection};
 
 const SCHEMA_KEY: &str = "a2a:v1:schema";
-/// Most task ids one context keeps (the newest).
-pub(crate) const CONTEXT_CAP: usize = 100;
 
 /// The numbered migrations, in order (see `migrations/README.md`).
 const MIGRATIONS: &[(i64, &str)] = &[

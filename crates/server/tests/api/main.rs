@@ -11,6 +11,7 @@ mod helpers;
 mod isolation;
 mod lifecycle;
 mod limits;
+mod memory_store;
 mod modules;
 mod operations;
 mod properties;
