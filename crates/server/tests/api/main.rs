@@ -7,6 +7,7 @@ mod conformance;
 mod edge;
 mod errors;
 mod faults;
+mod footprint;
 mod helpers;
 mod isolation;
 mod lifecycle;

@@ -1,6 +1,7 @@
 //! What the memory task store keeps per task beyond the task's own JSON, and how many
-//! allocations one save makes, counted by an instrumented allocator (counts, not timings). A
-//! test binary of its own: the allocator is the whole process's.
+//! allocations one save makes, counted by an instrumented allocator (counts, not timings). The
+//! allocator is the whole test binary's; the counts are this test's alone because nextest (the
+//! README's test command) runs every test in a process of its own.
 //!
 //! The load is the memory benchmark's: one user, each message a new task in a new context.
 
