@@ -297,8 +297,8 @@ def flat(binary, workdir, load, tok, requests, cap):
         first = server.send(tok, f"first-{uuid.uuid4()}")
         result = load.run(server, tok, requests, what="flat")
         end_of_load = rss(server.pid)
-        # moka evicts in its housekeeping, which runs with reads and writes: a trickle of calls
-        # after the load lets it catch up before the final reading.
+        # The store evicts a few entries per write: a trickle of calls after the load lets its
+        # upkeep catch up before the final reading.
         time.sleep(5)
         trickle = []
         for _ in range(50):
@@ -434,7 +434,7 @@ def markdown(info, started, finished, one, two, settings):
             "",
             f"Server: memory store, `A2A__STORE__MEMORY_MAX_TASKS={two['cap']:,}`, RSS and the "
             "task counter of `/metrics` sampled every second. After the load, 50 more sends 0.1 s "
-            "apart let moka's housekeeping catch up before the final reading.",
+            "apart let the store's upkeep (a few evictions per write) catch up before the final reading.",
             "",
             "| figure | value |",
             "|---|---:|",
