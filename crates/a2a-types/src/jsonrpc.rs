@@ -338,6 +338,14 @@ impl<'de> serde::de::Visitor<'de> for CheckedVisitor {
 /// checks it (members the envelope skips and the raw params included), then read.
 pub fn parse_request_borrowed(body: &[u8]) -> Option<BorrowedRequest<'_>> {
     let text = std::str::from_utf8(body).ok()?;
+    // A request is an object. serde reads a struct from an array of its members too, which
+    // would take `["2.0","m","1"]` (a batch to the full parse) for a request.
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return None;
+    }
     serde_json::from_str::<Checked>(text).ok()?;
     let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
     if envelope.jsonrpc.as_deref() != Some("2.0") {
@@ -416,7 +424,7 @@ mod tests {
                 .map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
             assert_eq!(params, full.params);
         }
-        let refused: [&[u8]; 12] = [
+        let refused: [&[u8]; 14] = [
             b"{\"jsonrpc\":\"2.0\",\"x\":\"\xa5\",\"id\":1,\"method\":\"m\"}",
             br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"id":"t","x":1e999}}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"\udc00"}}"#,
@@ -429,6 +437,9 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":"a","method":5}"#,
             br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
             br#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+            // The members in order as an array: a batch to the full parse, never a request.
+            br#"["2.0","tasks/get","1",{"id":"t"}]"#,
+            b" [\"2.0\",\"\",\"@,\"\n\n,\"@,\"\n]",
         ];
         for body in refused {
             assert!(parse_request_borrowed(body).is_none(), "{body:?}");

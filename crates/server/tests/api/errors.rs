@@ -77,6 +77,15 @@ async fn every_error_row_has_its_code_status_and_name() {
             id: Value::Null,
         },
         Case {
+            name: "a request's members as an array",
+            token: TokenKind::Pro,
+            body: json!(["2.0", "tasks/get", "1", {"id": "x"}]),
+            code: -32600,
+            status: 200,
+            data_name: "INVALID_REQUEST",
+            id: Value::Null,
+        },
+        Case {
             name: "unknown method",
             token: TokenKind::Pro,
             body: json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/list", "params": {}}),
