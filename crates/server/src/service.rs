@@ -613,13 +613,15 @@ impl A2aService {
             Some(reason) => Err(reason),
             None => self.run(skill.as_ref(), request).await?,
         };
-        let task = finish_task(submitted, &Uuid::new_v4().to_string(), outcome);
-        self.metrics
-            .task(skill.info().id, task.status.state.as_str());
-
-        let stored = StoredTask::of(&task)?;
+        let EndedTask {
+            task: stored,
+            state,
+        } = ended(submitted, outcome)?;
+        self.metrics.task(skill.info().id, state);
         self.check_task_size(stored.json.len())?;
-        let record = MessageRecord { task_id: task.id };
+        let record = MessageRecord {
+            task_id: stored.id.clone(),
+        };
         let result = match self
             .store
             .save(owner, &stored, &message_key, &record, new_in_context)
@@ -975,14 +977,9 @@ impl A2aService {
         request: SkillRequest,
         submitted: Task,
     ) -> Result<EndedTask, ApiError> {
-        let outcome = self.run(skill, request).await?;
-        let task = finish_task(submitted, &Uuid::new_v4().to_string(), outcome);
-        let stored = StoredTask::of(&task)?;
-        self.check_task_size(stored.json.len())?;
-        Ok(EndedTask {
-            task: stored,
-            state: task.status.state.as_str(),
-        })
+        let ended = ended(submitted, self.run(skill, request).await?)?;
+        self.check_task_size(ended.task.json.len())?;
+        Ok(ended)
     }
 
     /// Admits a message exactly as a blocking send does, then starts its task on the runtime
@@ -1224,6 +1221,16 @@ fn simulated_failure(simulation: Option<&Simulation>, skill_id: &str) -> Option<
 /// A `submitted` task ended with its skill's outcome, on either send path: the answer as the
 /// artifact `artifact_id` (the one its chunks were streamed under, for a task that ran after
 /// its call returned), the agent's reply in the history.
+/// The terminal task a skill's outcome makes of `submitted`, as it is stored (both blocking
+/// send paths).
+fn ended(submitted: Task, outcome: Result<SkillOutput, String>) -> Result<EndedTask, ApiError> {
+    let task = finish_task(submitted, &Uuid::new_v4().to_string(), outcome);
+    Ok(EndedTask {
+        task: StoredTask::of(&task)?,
+        state: task.status.state.as_str(),
+    })
+}
+
 fn finish_task(mut task: Task, artifact_id: &str, outcome: Result<SkillOutput, String>) -> Task {
     let (state, reply, artifacts) = match outcome {
         Ok(output) => {
