@@ -77,12 +77,20 @@ struct ClaimChecks {
 
 impl ClaimChecks {
     /// The checks for a token signed with `alg`: only that algorithm, `exp` and `sub` required,
-    /// `nbf` honoured, `iss` and `aud` when configured.
+    /// `nbf` honoured, and `iss` and `aud` required and checked when configured (a token that
+    /// leaves one out is refused as one naming another issuer or audience is).
     fn validation(&self, alg: Algorithm) -> Validation {
         let mut validation = Validation::new(alg);
         validation.leeway = self.leeway;
         validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        let mut required = vec!["exp", "sub"];
+        if self.issuer.is_some() {
+            required.push("iss");
+        }
+        if self.audience.is_some() {
+            required.push("aud");
+        }
+        validation.set_required_spec_claims(&required);
         match &self.issuer {
             Some(iss) => validation.set_issuer(&[iss]),
             None => validation.iss = None,

@@ -359,3 +359,69 @@ async fn auth_off_mode_acts_as_the_configured_user() {
         .await;
     assert_eq!(sent.result()["status"]["state"], "completed");
 }
+
+/// The claims of a token for the configured issuer and audience, without the claims named in
+/// `dropped`.
+fn claims_without(dropped: &[&str]) -> Value {
+    let mut claims = json!({"sub": "aud-iss", "plan": "pro", "iss": "https://issuer.example", "aud": "a2a", "exp": now() + 600});
+    for claim in dropped {
+        claims.as_object_mut().unwrap().remove(*claim);
+    }
+    claims
+}
+
+/// A token without `iss`, without `aud` or without both is refused as a wrong one is, in
+/// `hs256` and in `jwks` mode, once `A2A__AUTH__ISSUER` and `A2A__AUTH__AUDIENCE` are set.
+#[tokio::test]
+async fn iss_and_aud_are_required_when_configured() {
+    let expected = |s: &mut magisterium_a2a::config::Settings| {
+        s.auth.issuer = Some("https://issuer.example".into());
+        s.auth.audience = Some("a2a".into());
+    };
+    let missing = [
+        (vec!["aud"], "aud"),
+        (vec!["iss"], "iss"),
+        (vec!["iss", "aud"], "the token has no"),
+    ];
+    let hs256_app = spawn_app(expected).await;
+    assert_eq!(
+        status_and_code(&hs256_app, &hs256(&claims_without(&[]), SECRET))
+            .await
+            .1,
+        -32001,
+        "a token with both reaches the method"
+    );
+    for (dropped, why) in &missing {
+        let token = hs256(&claims_without(dropped), SECRET);
+        let (status, code, message) = status_and_code(&hs256_app, &token).await;
+        assert_eq!((status, code), (401, -32004), "hs256 without {dropped:?}");
+        assert!(
+            message.contains(why),
+            "hs256 without {dropped:?}: {message}"
+        );
+    }
+
+    let jwks_fixture: Value = serde_json::from_str(&fixture("jwks.json")).unwrap();
+    let (url, _) = spawn_jwks(vec![jwks_fixture["rsa1"].clone()]).await;
+    let jwks_app = spawn_app(move |s| {
+        expected(s);
+        s.auth.mode = AuthMode::Jwks;
+        s.auth.jwks_url = Some(url);
+        s.auth.hs256_secret = None;
+    })
+    .await;
+    let rsa = |claims: &Value| signed(Algorithm::RS256, &fixture("rsa1.pem"), Some("rsa1"), claims);
+    assert_eq!(
+        status_and_code(&jwks_app, &rsa(&claims_without(&[])))
+            .await
+            .1,
+        -32001,
+        "a token with both reaches the method"
+    );
+    for (dropped, why) in &missing {
+        let (status, code, message) =
+            status_and_code(&jwks_app, &rsa(&claims_without(dropped))).await;
+        assert_eq!((status, code), (401, -32004), "jwks without {dropped:?}");
+        assert!(message.contains(why), "jwks without {dropped:?}: {message}");
+    }
+}
