@@ -2,21 +2,35 @@
 -- clocks never matter. Atomic: concurrent replicas cannot race between read and write.
 -- Defines gcra(key, interval, burst) for the scripts sent after this text: charge.lua (the
 -- limiter's check) and save_task.lua (a save that carries the charge of its call).
--- key = bucket key (the theoretical arrival time, TAT, in microseconds), interval = emission
--- interval T in microseconds (period / limit), burst = limit.
+-- interval = emission interval T in picoseconds (a minute over the limit: 60e12 / limit, at
+-- least 13,969 for the largest limit), burst = limit. A picosecond interval keeps every limit
+-- exact, one call a microsecond (60,000,000 a minute) and far beyond included; every number
+-- below stays an integer under 2^53, exact in Lua's doubles.
+-- key = the bucket's theoretical arrival time (TAT) in microseconds on Redis' clock, written
+-- with six decimals (its picoseconds), read as whole microseconds and picoseconds apart.
 -- Returns {allowed (1/0), remaining, retry_after_us, reset_after_us}; a refusal changes nothing.
+local PS_PER_US = 1000000
 local function gcra(key, interval, burst)
   local clock = redis.call('TIME')
   local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-  local tat = tonumber(redis.call('GET', key) or now)
-  if tat < now then
-    tat = now
+  local stored = redis.call('GET', key)
+  local backlog = 0
+  if stored then
+    local split = string.find(stored, '.', 1, true)
+    local whole, extra = tonumber(stored), 0
+    if split then
+      whole = tonumber(string.sub(stored, 1, split - 1))
+      extra = tonumber(string.sub(stored, split + 1))
+    end
+    backlog = math.max(0, (whole - now) * PS_PER_US + extra)
   end
-  local new_tat = tat + interval
-  local allow_at = new_tat - interval * burst
-  if now < allow_at then
-    return {0, 0, allow_at - now, tat - now}
+  local new_backlog = backlog + interval
+  local tolerance = interval * burst
+  if new_backlog > tolerance then
+    return {0, 0, math.ceil((new_backlog - tolerance) / PS_PER_US), math.ceil(backlog / PS_PER_US)}
   end
-  redis.call('SET', key, new_tat, 'PX', math.ceil((new_tat - now) / 1000))
-  return {1, math.floor((now - allow_at) / interval), 0, new_tat - now}
+  local whole_us = math.floor(new_backlog / PS_PER_US)
+  local tat = string.format('%d.%06d', now + whole_us, new_backlog - whole_us * PS_PER_US)
+  redis.call('SET', key, tat, 'PX', math.ceil(new_backlog / 1000000000))
+  return {1, math.floor((tolerance - new_backlog) / interval), 0, math.ceil(new_backlog / PS_PER_US)}
 end

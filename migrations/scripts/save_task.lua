@@ -8,7 +8,7 @@
 -- ARGV[1] = message record (the task id), ARGV[2] = task JSON, ARGV[3] = TTL seconds,
 -- ARGV[4] = task id, ARGV[5] = '1' for a new task (appended to its context; not yet in the
 -- owner index), ARGV[6] = context cap, ARGV[7] = owner index cap, ARGV[8] = owner index entry
--- (`<taskId>\t…`); with a charge, ARGV[9] = emission interval in microseconds, ARGV[10] = burst.
+-- (`<taskId>\t…`); with a charge, ARGV[9] = emission interval in picoseconds, ARGV[10] = burst.
 -- Returns {0, existing record} when the message was already seen (nothing charged or stored);
 -- {1} when saved without a charge; with one, {1, gcra reply…} when charged and saved and
 -- {2, gcra reply…} when the charge was refused (nothing stored).

@@ -12,9 +12,10 @@ pub struct BucketCharge {
     /// The bucket's key, under the owner's hash tag like every other key of the owner, so that
     /// one script may charge it and save the owner's task (one Redis Cluster slot).
     pub key: String,
-    /// The emission interval (a minute over the limit), in microseconds: the time one call
-    /// frees up.
-    pub interval_us: u64,
+    /// The emission interval (a minute over the limit), in picoseconds: the time one call
+    /// frees up. Picoseconds keep it exact (and above zero) for every limit a `u32` holds, where
+    /// microseconds round it to zero above 60,000,000 calls a minute.
+    pub interval_ps: u64,
     /// Calls per minute, which is also the burst.
     pub limit: u32,
 }
@@ -24,16 +25,19 @@ impl BucketCharge {
     pub fn new(key: String, limit: u32) -> Self {
         BucketCharge {
             key,
-            interval_us: 60_000_000 / u64::from(limit.max(1)),
+            interval_ps: PICOS_PER_MINUTE / u64::from(limit.max(1)),
             limit,
         }
     }
 
     /// The time one call frees up.
     pub fn interval(&self) -> Duration {
-        Duration::from_micros(self.interval_us)
+        Duration::from_nanos(self.interval_ps / 1000)
     }
 }
+
+/// A minute, in picoseconds.
+const PICOS_PER_MINUTE: u64 = 60_000_000_000_000;
 
 /// What the GCRA script answered for one charge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +80,20 @@ mod tests {
     fn a_charge_spreads_a_minute_over_its_limit() {
         let charge = BucketCharge::new("k".into(), 15);
         assert_eq!(charge.interval(), Duration::from_secs(4));
-        assert_eq!(BucketCharge::new("k".into(), 0).interval_us, 60_000_000);
+        assert_eq!(
+            BucketCharge::new("k".into(), 0).interval_ps,
+            PICOS_PER_MINUTE
+        );
+        let largest = BucketCharge::new("k".into(), u32::MAX);
+        assert_eq!(largest.interval_ps, 13_969);
+        assert!(
+            u64::from(largest.limit) * largest.interval_ps < 1 << 53,
+            "the script's numbers stay exact in a double"
+        );
+        assert_eq!(
+            BucketCharge::new("k".into(), 100_000_000).interval(),
+            Duration::from_nanos(600)
+        );
     }
 
     #[test]

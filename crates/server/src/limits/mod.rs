@@ -292,6 +292,33 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn huge_limits_allow_and_count_down() {
+        for limit in [60_000_001, 100_000_000, u32::MAX] {
+            let settings = LimitSettings {
+                pro: PlanLimits {
+                    default_per_minute: limit,
+                    expensive_per_minute: limit,
+                },
+                reads_per_minute: limit,
+                ..LimitSettings::default()
+            };
+            let limiter = LocalLimiter::new(&settings);
+            for bucket in [Bucket::Default, Bucket::Expensive, Bucket::Read] {
+                for _ in 0..3 {
+                    let d = limiter.check(&Owner::of("", "a"), Plan::Pro, bucket).await;
+                    let Decision::Allowed { remaining, .. } = d else {
+                        panic!("{limit}: {d:?}")
+                    };
+                    assert!(
+                        u64::from(remaining) + 10 >= u64::from(limit),
+                        "{limit}: {d:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn retry_after_rounds_up() {
         assert_eq!(Decision::retry_after_secs(Duration::from_millis(1)), 1);

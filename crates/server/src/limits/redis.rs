@@ -91,7 +91,7 @@ impl RedisLimiter {
 
     async fn ask(&self, charge: &BucketCharge) -> Result<Decision, String> {
         let mut invocation = self.script.key(&charge.key);
-        invocation.arg(charge.interval_us).arg(charge.limit);
+        invocation.arg(charge.interval_ps).arg(charge.limit);
         let mut connection = self.connection.clone();
         let call = invocation.invoke_async::<Vec<i64>>(&mut connection);
         match tokio::time::timeout(self.timeout, call).await {

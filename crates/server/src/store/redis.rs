@@ -282,7 +282,7 @@ impl ChargedSaves for RedisStore {
         let mut invocation = self.save_invocation(owner, task, message_key, &record, true);
         invocation
             .key(&charge.key)
-            .arg(charge.interval_us)
+            .arg(charge.interval_ps)
             .arg(charge.limit);
         let reply: Vec<Value> = invocation
             .invoke_async(&mut self.connection.clone())
