@@ -239,6 +239,22 @@ impl State {
         *bytes = *bytes + added - removed;
     }
 
+    /// The run to forget when memory is short: the oldest run of the owners holding the most
+    /// bytes. An owner's runs go only while no other holds more, so no number of other owners
+    /// (nine at their eighth each, or many small ones) can empty a report smaller than theirs.
+    fn run_to_drop(&self) -> Option<RunKey> {
+        let most = self.owner_bytes.values().max()?;
+        self.order
+            .iter()
+            .find(|(owner, _)| self.owner_bytes.get(owner) == Some(most))
+            .cloned()
+    }
+
+    /// The oldest of `owner`'s runs.
+    fn oldest_run_of(&self, owner: &Owner) -> Option<RunKey> {
+        self.order.iter().find(|(o, _)| o == owner).cloned()
+    }
+
     /// Forgets one run and its bytes.
     fn drop_run(&mut self, key: &RunKey) {
         self.order.retain(|k| k != key);
@@ -523,13 +539,13 @@ impl Recorder {
         let budget = self.settings.max_memory_bytes / 4 * 3;
         let owner_budget = budget / 8;
         while state.owner_bytes.get(&key.0).copied().unwrap_or(0) > owner_budget {
-            let Some(oldest) = state.order.iter().find(|(o, _)| *o == key.0).cloned() else {
+            let Some(oldest) = state.oldest_run_of(&key.0) else {
                 break;
             };
             state.drop_run(&oldest);
         }
         while state.run_bytes > budget {
-            let Some(oldest) = state.order.front().cloned() else {
+            let Some(oldest) = state.run_to_drop() else {
                 break;
             };
             state.drop_run(&oldest);
@@ -727,6 +743,28 @@ mod tests {
         }
         assert_eq!(recorder.report(&quiet, None).runs.len(), 1);
         assert!(recorder.run_bytes() <= 256 * 1024 / 4 * 3 / 8 + 4_096);
+    }
+
+    #[test]
+    fn many_owners_cannot_push_out_a_quiet_owners_run() {
+        let recorder = Recorder::new(ConformanceSettings {
+            max_memory_bytes: 64 * 1024,
+            ..ConformanceSettings::default()
+        });
+        let quiet = Owner::of("test-issuer", "quiet");
+        let (exchange_q, outcome_q) = exchange("quiet-run", 10);
+        recorder.call(&quiet, &exchange_q, &outcome_q);
+        for i in 0..2_000 {
+            let loud = Owner::of("test-issuer", &format!("loud-{}", i % 20));
+            let (exchange, outcome) = exchange(&format!("loud-{i}"), 1_000);
+            recorder.call(&loud, &exchange, &outcome);
+            assert!(
+                recorder.run_bytes() <= 48 * 1024,
+                "{}",
+                recorder.run_bytes()
+            );
+        }
+        assert_eq!(recorder.report(&quiet, None).runs.len(), 1);
     }
 
     #[test]
