@@ -273,6 +273,9 @@ def our_env(port, store, auth, redis_port, jwks_url, workdir):
         # All load comes from one address: without this, a flood of bad tokens is answered
         # with 429 by the per-address budget of failed authentications, not with -32004.
         "A2A__SERVER__FAILED_AUTH_PER_MINUTE_PER_IP": "0",
+        # All load comes from one user: its share of the in-flight slots is all of them (512,
+        # the default `max_in_flight`), not the default 64.
+        "A2A__SERVER__MAX_IN_FLIGHT_PER_USER": "512",
     })
     if auth == "rs256":
         env["A2A__AUTH__MODE"] = "jwks"

@@ -35,6 +35,7 @@ use crate::runtime::{
 use crate::serve::{self, ConnectionLimits, Threads};
 use crate::service::{A2aService, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
+use crate::user_slots::UserSlots;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -396,6 +397,7 @@ impl Application {
             max_body_bytes: settings.server.max_body_bytes,
             body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             kit: kit.clone(),
+            user_slots: UserSlots::new(settings.in_flight_per_user()),
             push: Arc::clone(&push),
             capabilities: Capabilities {
                 streaming: settings.agent.streaming,

@@ -40,5 +40,6 @@ pub mod skill_stream;
 pub mod sse;
 pub mod store;
 pub mod telemetry;
+pub mod user_slots;
 pub mod v1;
 pub mod wire;

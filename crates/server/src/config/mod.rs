@@ -74,6 +74,12 @@ pub struct ServerSettings {
     pub max_connections: usize,
     /// Calls running at once at most; one more gets 503 at once (load shedding).
     pub max_in_flight: usize,
+    /// Calls one user may have running at once, counted from the moment its token is verified
+    /// (before its body is read) until its answer is written
+    /// (`A2A__SERVER__MAX_IN_FLIGHT_PER_USER`): one user trickling bodies or asking for slow
+    /// answers holds at most this many of the `max_in_flight` slots; one more is refused at once
+    /// with 429 `-32003` (bucket `in_flight`).
+    pub max_in_flight_per_user: usize,
     /// A client must send its request headers within this many seconds (slow clients).
     pub header_read_timeout_secs: u64,
     /// A client must send its whole body within this many seconds (slow clients).
@@ -126,6 +132,7 @@ impl Default for ServerSettings {
             request_timeout_secs: 60,
             max_connections: 4096,
             max_in_flight: 512,
+            max_in_flight_per_user: 64,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 15,
             max_header_bytes: 16 * 1024,
@@ -590,6 +597,18 @@ impl Settings {
             .merge(Env::prefixed("A2A__").split("__").lowercase(true))
     }
 
+    /// Calls one user may have running at once: `server.max_in_flight_per_user`, and never
+    /// more than `server.max_in_flight`; in `auth.mode = "none"`, where every call is the one
+    /// local user's, all of `server.max_in_flight`.
+    pub fn in_flight_per_user(&self) -> usize {
+        if self.auth.mode == AuthMode::None {
+            return self.server.max_in_flight;
+        }
+        self.server
+            .max_in_flight_per_user
+            .min(self.server.max_in_flight)
+    }
+
     /// What the skills read of the configuration.
     pub fn skill_settings(&self) -> SkillSettings {
         SkillSettings {
@@ -725,6 +744,10 @@ impl Settings {
         for (key, value) in [
             ("server.max_connections", self.server.max_connections as u64),
             ("server.max_in_flight", self.server.max_in_flight as u64),
+            (
+                "server.max_in_flight_per_user",
+                self.server.max_in_flight_per_user as u64,
+            ),
             (
                 "server.header_read_timeout_secs",
                 self.server.header_read_timeout_secs,

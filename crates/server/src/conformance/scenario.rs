@@ -155,7 +155,7 @@ impl Scenario {
         })
     }
 
-    /// How long to wait before running the call, bounded by `max`.
+    /// How long the answer of a call that was charged and ran waits, bounded by `max`.
     pub fn delay(self, max: Duration) -> Option<Duration> {
         match self {
             Scenario::Slow { ms } => Some(Duration::from_millis(ms).min(max)),

@@ -42,6 +42,7 @@ use crate::respond::json_bytes;
 use crate::service::A2aService;
 use crate::store::TaskStore;
 use crate::telemetry::UserText;
+use crate::user_slots::UserSlots;
 use crate::wire::version_header;
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -70,6 +71,8 @@ pub struct AppState {
     pub body_read_timeout: Duration,
     /// The client conformance kit, when enabled.
     pub kit: Option<Arc<Kit>>,
+    /// Each user's calls running at once, capped (`server.max_in_flight_per_user`).
+    pub user_slots: UserSlots,
     /// Push notifications: configs, queue, and the key whose JWK set is served.
     pub push: Arc<Push>,
     /// The optional methods this deployment serves.

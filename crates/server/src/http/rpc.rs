@@ -290,8 +290,9 @@ impl Answered {
 }
 
 /// The order of checks: a simulated `unauthorized` (from the header), the token and the plan
-/// from the headers, then the body: media type and envelope, the other simulated refusals, and
-/// the call.
+/// from the headers, the user's in-flight slot (held until the answer is made), then the body:
+/// media type and envelope, the other simulated refusals, and the call; last, a `slow` delay
+/// of an answer the call earned.
 async fn answer(
     state: &AppState,
     headers: &HeaderMap,
@@ -336,6 +337,16 @@ async fn answer(
     if !principal.plan.allows_a2a() {
         return answered;
     }
+    // Held until the answer is made: a user trickling bodies or sleeping in `slow` holds at
+    // most its share of the server's slots.
+    let Some(_slot) = state.user_slots.try_hold(&principal.owner) else {
+        answered.outcome = Err(ApiError::RateLimited {
+            retry_after_secs: 1,
+            bucket: "in_flight",
+            limit: Some(state.user_slots.cap()),
+        });
+        return answered;
+    };
     let read = read_body(body, headers, state.max_body_bytes).await;
     let body = ParsedBody::of(&read);
     let (id_hint, method_hint) = body.hints();
@@ -441,11 +452,6 @@ async fn answer(
             answered.outcome = Err(error);
             return answered;
         }
-        if let Some(kit) = kit
-            && let Some(delay) = scenario.delay(Duration::from_millis(kit.settings().max_slow_ms))
-        {
-            tokio::time::sleep(delay).await;
-        }
     }
     let runs_a_skill = row.is_some_and(|row| row.runs_a_skill(state.capabilities));
     if let Some(Scenario::RateLimited { retry_after_secs }) = scenario
@@ -496,6 +502,13 @@ async fn answer(
         && matches!(answered.outcome, Ok(Answer::Stream(_)))
     {
         answered.simulated = true;
+    }
+    // `slow` delays an answer the call earned: charged (whichever path charged it) and run. A
+    // refusal, the rate limiter's included, is answered at once.
+    if let (Some(kit), Some(scenario), Ok(_)) = (kit, scenario, &answered.outcome)
+        && let Some(delay) = scenario.delay(Duration::from_millis(kit.settings().max_slow_ms))
+    {
+        tokio::time::sleep(delay).await;
     }
     answered
 }

@@ -223,3 +223,61 @@ async fn overload_is_shed_quickly() {
         200
     );
 }
+
+/// Opens a call of `token` whose body never arrives: its head, then the first bytes of a
+/// 500-byte body.
+async fn trickled_call(base: &str, token: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr(base)).await.unwrap();
+    let head = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
+/// A paying user trickling bodies holds at most `max_in_flight_per_user` of the server's
+/// `max_in_flight` slots: one call more is refused at once (429 `-32003`, bucket `in_flight`,
+/// naming the cap), and another user is still served.
+#[tokio::test]
+async fn one_user_trickling_bodies_holds_at_most_its_share_of_the_slots() {
+    let app = spawn_app(|s| {
+        s.server.max_in_flight = 3;
+        s.server.max_in_flight_per_user = 2;
+        s.server.body_read_timeout_secs = 10;
+    })
+    .await;
+    let trickler = app.token("trickler", Plan::Enterprise);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(trickled_call(&app.base, &trickler).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut one_more = trickled_call(&app.base, &trickler).await;
+    let started = Instant::now();
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(3), one_more.read(&mut answer))
+        .await
+        .expect("the call over the cap is answered at once, not after its body")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).into_owned();
+    assert!(started.elapsed() < Duration::from_secs(1), "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.contains("-32003") && answer.contains("\"in_flight\";q=2"),
+        "the refusal names the cap: {answer}"
+    );
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 1"),
+        "{answer}"
+    );
+
+    let bystander = app.token("bystander", Plan::Pro);
+    let reply = app.send(&bystander, "test_echo", "still served").await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
+
+    drop(held);
+    drop(one_more);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let reply = app.send(&trickler, "test_echo", "slots freed").await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
+}

@@ -4,11 +4,11 @@
 use std::time::{Duration, Instant};
 
 use magisterium_a2a::auth::{Plan, mint_hs256};
-use magisterium_a2a::config::Settings;
+use magisterium_a2a::config::{LimitBackend, Settings};
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, call, send_body, spawn_app, uuid};
+use crate::helpers::{RedisServer, Reply, TestApp, call, send_body, spawn_app, uuid, with_redis};
 
 fn enabled(s: &mut Settings) {
     s.conformance.enabled = true;
@@ -1100,4 +1100,143 @@ async fn a_reused_message_id_is_served_as_a_new_message_and_reported() {
     let findings = findings_of(&app, &stranger, "reuse-1.0").await;
     assert_eq!(rules_of(&findings), ["message-id-reused"], "{findings:?}");
     assert_eq!(findings[0]["wire"], "1.0", "{findings:?}");
+}
+
+/// A kit on a server whose pro users may send 2 messages a minute and hold 2 of its 8 slots.
+fn two_a_minute_two_at_once(s: &mut Settings) {
+    enabled(s);
+    s.conformance.max_slow_ms = 5_000;
+    s.limits.pro.default_per_minute = 2;
+    s.server.max_in_flight = 8;
+    s.server.max_in_flight_per_user = 2;
+}
+
+/// A `slow;ms=3000` message of `token` to the server at `base`, answered with its status, body
+/// and time taken.
+async fn slow_send(
+    client: reqwest::Client,
+    base: String,
+    token: String,
+    text: String,
+) -> (u16, Value, Duration) {
+    let started = Instant::now();
+    let response = client
+        .post(format!("{base}/api/v1/a2a"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("a2a-simulate", "slow;ms=3000")
+        .body(send_body("test_echo", &text, &uuid()).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body: Value = response.json().await.unwrap();
+    (status, body, started.elapsed())
+}
+
+/// Asserts a refusal answered at once (429 `-32003` in `bucket`), never after a sleep.
+fn refused_at_once(answer: &(u16, Value, Duration), bucket: &str) {
+    let (status, body, elapsed) = answer;
+    assert_eq!(
+        (*status, body["error"]["code"].as_i64()),
+        (429, Some(-32003)),
+        "{body}"
+    );
+    assert_eq!(body["error"]["data"]["bucket"], bucket, "{body}");
+    assert!(
+        *elapsed < Duration::from_millis(1500),
+        "refused at once, not after sleeping: {elapsed:?}"
+    );
+}
+
+/// Two `slow` messages are charged, then sleep holding their user's two slots: a third call
+/// of the user is refused at once for the cap (bucket `in_flight`), another user is served
+/// meanwhile, and once the two are answered a fourth `slow` message is refused at once by the
+/// limiter (bucket `default`), not after a sleep.
+async fn slow_calls_are_charged_first_on(app: &TestApp) {
+    let token = app.token("sleeper", Plan::Pro);
+    let slow = |text: &str| {
+        slow_send(
+            app.client.clone(),
+            app.base.clone(),
+            token.clone(),
+            text.to_string(),
+        )
+    };
+    let sleepers: Vec<_> = (0..2)
+        .map(|i| tokio::spawn(slow(&format!("sleepy {i}"))))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    refused_at_once(&slow("a third at once").await, "in_flight");
+    let started = Instant::now();
+    let bystander = app.token("bystander", Plan::Pro);
+    let served = app.send(&bystander, "test_echo", "not kept waiting").await;
+    assert_eq!(served.status.as_u16(), 200, "{}", served.body);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    for sleeper in sleepers {
+        let (status, body, elapsed) = sleeper.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["result"]["status"]["state"], "completed");
+        assert!(elapsed >= Duration::from_millis(3000), "{elapsed:?}");
+    }
+    refused_at_once(&slow("over the limit").await, "default");
+}
+
+#[tokio::test]
+async fn slow_calls_are_charged_before_they_sleep() {
+    slow_calls_are_charged_first_on(&spawn_app(two_a_minute_two_at_once).await).await;
+    // With the Redis store and limiter, a plain message's charge is applied by its save.
+    let redis = RedisServer::start();
+    let app = spawn_app(|s| {
+        two_a_minute_two_at_once(s);
+        with_redis(redis.url())(s);
+        s.limits.backend = LimitBackend::Redis;
+    })
+    .await;
+    slow_calls_are_charged_first_on(&app).await;
+}
+
+/// However many owners fill the kit's memory, a quiet owner's run stays in its report: when
+/// memory is short, the runs that go are those of the owners holding the most.
+#[tokio::test]
+async fn other_owners_cannot_empty_a_report() {
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.conformance.max_memory_bytes = 64 * 1024;
+    })
+    .await;
+    let unsupported = call("agent/getAuthenticatedExtendedCard", json!({}));
+    let quiet = app.token("quiet", Plan::Pro);
+    post(
+        &app,
+        Some(&quiet),
+        &[("a2a-client-run", "mine")],
+        &unsupported,
+    )
+    .await;
+    for owner in 0..12 {
+        let loud = app.token(&format!("loud-{owner}"), Plan::Pro);
+        for run in 0..12 {
+            let name = format!("flood-{run}-{}", "x".repeat(48));
+            post(
+                &app,
+                Some(&loud),
+                &[("a2a-client-run", &name)],
+                &unsupported,
+            )
+            .await;
+        }
+    }
+    assert_eq!(
+        rules_of(&findings_of(&app, &quiet, "mine").await),
+        vec!["unsupported-method"],
+        "twelve other owners did not push the quiet owner's run out"
+    );
+    let loud = app.token("loud-11", Plan::Pro);
+    assert!(
+        !findings_of(&app, &loud, &format!("flood-11-{}", "x".repeat(48)))
+            .await
+            .is_empty(),
+        "the newest run of the last owner is kept"
+    );
 }
