@@ -206,6 +206,10 @@ fn invalid_configuration_names_the_key() {
         ),
         (vec![("A2A__TASKS__LEASE_SECS", "0")], "tasks.lease_secs"),
         (
+            vec![("A2A__SERVER__MAX_IN_FLIGHT_PER_USER", "0")],
+            "server.max_in_flight_per_user",
+        ),
+        (
             vec![("A2A__TASKS__MAX_STREAMS_PER_USER", "0")],
             "tasks.max_streams_per_user",
         ),
