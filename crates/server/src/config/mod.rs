@@ -75,7 +75,7 @@ pub struct ServerSettings {
     /// Calls running at once at most; one more gets 503 at once (load shedding).
     pub max_in_flight: usize,
     /// Calls one user may have running at once, counted from the moment its token is verified
-    /// (before its body is read) until its answer is written
+    /// (before its body is read) until its answer is made
     /// (`A2A__SERVER__MAX_IN_FLIGHT_PER_USER`): one user trickling bodies or asking for slow
     /// answers holds at most this many of the `max_in_flight` slots; one more is refused at once
     /// with 429 `-32003` (bucket `in_flight`).
