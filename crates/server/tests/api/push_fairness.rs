@@ -1,14 +1,21 @@
 //! Fair push delivery: one user's slow receiver holds no more than that user's share of the
 //! delivery workers, and one slow host no more than its share, so another user's notification
-//! is delivered at once, in memory and in Redis; a notification queued while Redis is briefly
-//! away is queued when it is back; notifications that are never delivered are counted.
+//! is delivered at once, in memory and in Redis; both queues hold and free those places alike
+//! (a claim whose lease ran out keeps them for the claim that takes it over); a notification
+//! queued while Redis is briefly away is queued when it is back; notifications that are never
+//! delivered are counted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use magisterium_a2a::auth::Plan;
 use magisterium_a2a::config::{Settings, StoreBackend};
 use magisterium_a2a::push::Push;
+use magisterium_a2a::push::queue::{
+    Delivery, DeliveryQueue, InFlightCaps, MemoryQueue, QueueCaps, RedisQueue,
+};
+use magisterium_a2a::redis_conn;
 use magisterium_a2a::store::Owner;
 use serde_json::json;
 
@@ -202,4 +209,109 @@ async fn notifications_never_delivered_are_counted_in_the_metrics() {
         assert!(started.elapsed() < WAIT, "no undelivered count: {metrics}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+fn delivery(id: &str, owner: &str, url: &str) -> Delivery {
+    Delivery {
+        id: id.into(),
+        owner: owner.into(),
+        task_id: format!("task-{id}"),
+        url: url.into(),
+        token: None,
+        fault: None,
+        body: Bytes::from_static(b"{}"),
+    }
+}
+
+fn ids(claimed: &[magisterium_a2a::push::queue::Claimed]) -> Vec<String> {
+    let mut ids: Vec<String> = claimed.iter().map(|c| c.delivery.id.clone()).collect();
+    ids.sort();
+    ids
+}
+
+/// A claim holds its owner's and host's places until it is finished or retried; one whose
+/// lease ran out keeps them for the claim that takes it over, and nothing is left held once
+/// everything is finished.
+async fn places_are_held_and_freed(queue: &dyn DeliveryQueue) {
+    let caps = QueueCaps {
+        per_task: 10,
+        per_owner: 10,
+        total: 100,
+    };
+    let shares = InFlightCaps {
+        per_owner: 2,
+        per_host: 3,
+    };
+    let lease = Duration::from_millis(300);
+    for (id, owner, url) in [
+        ("a1", "a", "https://One.example/x?k=1"),
+        ("a2", "a", "https://one.example:8443/y"),
+        ("a3", "a", "https://two.example/"),
+        ("b1", "b", "https://one.example/z"),
+        ("c1", "c", "https://one.example/w"),
+    ] {
+        queue
+            .enqueue(&delivery(id, owner, url), caps)
+            .await
+            .unwrap();
+    }
+    let first = queue.claim(10, lease, shares).await.unwrap();
+    assert_eq!(
+        ids(&first),
+        ["a1", "a2", "b1"],
+        "a has its 2, one.example its 3 (any port, any case)"
+    );
+    assert!(queue.claim(10, lease, shares).await.unwrap().is_empty());
+
+    let retried = first.iter().find(|c| c.delivery.id == "a1").unwrap();
+    queue
+        .retry_after(&retried.delivery, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&queue.claim(10, lease, shares).await.unwrap()),
+        ["a3", "c1"],
+        "a retried delivery frees its owner's and its host's place, and waits for its turn"
+    );
+
+    tokio::time::sleep(lease + Duration::from_millis(200)).await;
+    let again = queue.claim(10, lease, shares).await.unwrap();
+    assert_eq!(
+        ids(&again),
+        ["a2", "a3", "b1", "c1"],
+        "claims whose lease ran out are taken over with the places they hold"
+    );
+    assert!(again.iter().all(|c| c.attempt == 2));
+    assert!(queue.claim(10, lease, shares).await.unwrap().is_empty());
+
+    for claimed in &again {
+        queue.finish(&claimed.delivery).await.unwrap();
+    }
+    queue.finish(&retried.delivery).await.unwrap();
+    assert_eq!(queue.pending().await.unwrap(), 0);
+    for (id, owner) in [("a4", "a"), ("a5", "a"), ("b2", "b")] {
+        queue
+            .enqueue(&delivery(id, owner, "https://one.example/"), caps)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        ids(&queue.claim(10, lease, shares).await.unwrap()),
+        ["a4", "a5", "b2"],
+        "no place is left held"
+    );
+}
+
+#[tokio::test]
+async fn claims_hold_and_free_places_in_flight_in_memory() {
+    places_are_held_and_freed(&MemoryQueue::new()).await;
+}
+
+#[tokio::test]
+async fn claims_hold_and_free_places_in_flight_in_redis() {
+    let redis = RedisServer::start();
+    let connection = redis_conn::connect(&redis.url(), false, Duration::from_secs(2))
+        .await
+        .unwrap();
+    places_are_held_and_freed(&RedisQueue::new(connection)).await;
 }
