@@ -24,15 +24,15 @@ use crate::push::{Answer, Receiver, config, push_settings, task_json};
 use crate::push_methods::{WAIT, message, push_app, rpc};
 
 /// How long the slow receiver takes to answer.
-const SLOW: Duration = Duration::from_secs(3);
+const SLOW: Duration = Duration::from_secs(5);
 /// Another owner's notification arrives within this when it finds a free worker; behind the
 /// slow receiver it would wait [`SLOW`] at least.
-const PROMPT: Duration = Duration::from_millis(1_500);
+const PROMPT: Duration = Duration::from_millis(2_500);
 
 /// Deliveries as slow as [`SLOW`] are waited for, once.
 fn slow_receivers_allowed(settings: &mut Settings, concurrency: usize) {
-    settings.push.delivery_timeout_ms = 5_000;
-    settings.push.claim_lease_ms = 10_000;
+    settings.push.delivery_timeout_ms = 8_000;
+    settings.push.claim_lease_ms = 15_000;
     settings.push.max_attempts = 1;
     settings.push.concurrency = concurrency;
 }
