@@ -325,7 +325,9 @@ impl Application {
             );
             Arc::new(Kit::new(settings.conformance.clone()))
         });
+        let metrics = Arc::new(Metrics::new());
         let mut push = Push::open(&settings, &base_url).await?;
+        push.count_in(Arc::clone(&metrics));
         if let Some(kit) = &kit {
             push.record_faults_in(Arc::clone(kit) as Arc<dyn FaultLog>);
         }
@@ -337,7 +339,6 @@ impl Application {
             .map(|push| push as Arc<dyn TransitionObserver>);
         let (store, runtime) = open_store(&settings, observer).await?;
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
-        let metrics = Arc::new(Metrics::new());
         let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
             _ if !settings.limits_apply() => Arc::new(Unmetered),
             LimitBackend::Local => local_limiter.clone(),

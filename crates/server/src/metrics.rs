@@ -35,6 +35,11 @@ struct FailModeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UndeliveredLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
     skill: &'static str,
     state: &'static str,
@@ -48,6 +53,7 @@ pub struct Metrics {
     rate_limited: Family<LimitLabels, Counter>,
     limiter_errors: Family<FailModeLabels, Counter>,
     tasks: Family<TaskLabels, Counter>,
+    push_undelivered: Family<UndeliveredLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -67,6 +73,7 @@ impl Metrics {
         let rate_limited = Family::<LimitLabels, Counter>::default();
         let limiter_errors = Family::<FailModeLabels, Counter>::default();
         let tasks = Family::<TaskLabels, Counter>::default();
+        let push_undelivered = Family::<UndeliveredLabels, Counter>::default();
         registry.register(
             "rpc_requests",
             "JSON-RPC calls by method and outcome",
@@ -92,6 +99,11 @@ impl Metrics {
             "tasks produced by skill and final state",
             tasks.clone(),
         );
+        registry.register(
+            "push_undelivered",
+            "push notifications that will never be delivered, by reason: given_up (the receiver refused, or every attempt failed), queue_full (a pending cap), too_large, not_queued (the queue could not be written)",
+            push_undelivered.clone(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
@@ -99,6 +111,7 @@ impl Metrics {
             rate_limited,
             limiter_errors,
             tasks,
+            push_undelivered,
         }
     }
 
@@ -129,6 +142,13 @@ impl Metrics {
     /// Counts one finished task.
     pub fn task(&self, skill: &'static str, state: &'static str) {
         self.tasks.get_or_create(&TaskLabels { skill, state }).inc();
+    }
+
+    /// Counts `count` push notifications that will never be delivered, for `reason`.
+    pub fn push_undelivered(&self, reason: &'static str, count: u64) {
+        self.push_undelivered
+            .get_or_create(&UndeliveredLabels { reason })
+            .inc_by(count);
     }
 
     /// The text exposition (OpenMetrics, which Prometheus scrapes).

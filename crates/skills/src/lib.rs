@@ -16,6 +16,7 @@ pub mod readings;
 mod registry;
 pub mod saints;
 mod settings;
+pub mod shown_url;
 
 pub use events::SkillEvent;
 pub use registry::SkillRegistry;

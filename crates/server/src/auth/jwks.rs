@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
+use skills::shown_url::shown_url;
+
 use super::{AuthError, AuthSetupError};
 
 /// The largest JWKS response read: a real key set is a few kilobytes, and an issuer (or whoever
@@ -34,7 +36,7 @@ struct SigningKey {
 /// Cached JWKS keys by `kid`, refreshed on demand.
 pub struct JwksCache {
     url: String,
-    /// The URL as logs show it: without query, fragment or credentials.
+    /// The URL as logs show it ([`shown_url`]): its path and query may hold a secret.
     shown_url: String,
     client: reqwest::Client,
     min_refresh: Duration,
@@ -58,7 +60,7 @@ impl JwksCache {
             .build()
             .map_err(|e| AuthSetupError::Client(e.to_string()))?;
         Ok(JwksCache {
-            shown_url: without_query(&url),
+            shown_url: shown_url(&url),
             url,
             client,
             min_refresh,
@@ -237,20 +239,6 @@ impl JwksCache {
     }
 }
 
-/// A URL for the logs: scheme, host, port and path only.
-fn without_query(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            parsed.set_query(None);
-            parsed.set_fragment(None);
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.to_string()
-        }
-        Err(_) => "(unparseable JWKS URL)".into(),
-    }
-}
-
 /// Only asymmetric signature algorithms are taken from a JWKS: an HMAC "key" published there
 /// would let anyone who read it sign tokens.
 fn asymmetric(alg: KeyAlgorithm) -> Option<Algorithm> {
@@ -277,19 +265,5 @@ fn implied_algorithm(params: &AlgorithmParameters) -> Option<Algorithm> {
         },
         AlgorithmParameters::OctetKeyPair(_) => Some(Algorithm::EdDSA),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn logged_urls_carry_no_query_or_credentials() {
-        assert_eq!(
-            without_query("https://user:pw@idp.example/jwks.json?key=secret#x"),
-            "https://idp.example/jwks.json"
-        );
-        assert_eq!(without_query("not a url"), "(unparseable JWKS URL)");
     }
 }

@@ -29,6 +29,14 @@ pub struct PushSettings {
     pub poll_interval_ms: u64,
     /// Deliveries in flight at once per replica.
     pub concurrency: usize,
+    /// Deliveries of one owner in flight at once, across the replicas sharing the queue
+    /// (`A2A__PUSH__MAX_IN_FLIGHT_PER_OWNER`): the owner's share of the workers, so that a slow
+    /// or dead receiver delays only its owner's notifications.
+    pub max_in_flight_per_owner: usize,
+    /// Deliveries to one webhook host in flight at once, across the replicas sharing the queue
+    /// (`A2A__PUSH__MAX_IN_FLIGHT_PER_HOST`): a slow host, whoever aims at it, holds only this
+    /// many workers.
+    pub max_in_flight_per_host: usize,
     /// Push configs a task may have.
     pub max_configs_per_task: usize,
     /// Undelivered notifications a task may have waiting.
@@ -63,6 +71,8 @@ impl Default for PushSettings {
             claim_lease_ms: 60_000,
             poll_interval_ms: 500,
             concurrency: 16,
+            max_in_flight_per_owner: 4,
+            max_in_flight_per_host: 8,
             max_configs_per_task: 10,
             max_pending_per_task: 50,
             max_pending_per_owner: 1_000,
@@ -85,6 +95,14 @@ impl PushSettings {
             ("push.delivery_timeout_ms", self.delivery_timeout_ms),
             ("push.poll_interval_ms", self.poll_interval_ms),
             ("push.concurrency", self.concurrency as u64),
+            (
+                "push.max_in_flight_per_owner",
+                self.max_in_flight_per_owner as u64,
+            ),
+            (
+                "push.max_in_flight_per_host",
+                self.max_in_flight_per_host as u64,
+            ),
             (
                 "push.max_configs_per_task",
                 self.max_configs_per_task as u64,

@@ -124,7 +124,7 @@ impl Deliverer {
             Err(e) => match refused_address(&e) {
                 Some(refused) => Outcome::GiveUp(refused.to_string()),
                 None => Outcome::Retry {
-                    reason: describe(&e),
+                    reason: describe(e),
                     retry_after: None,
                 },
             },
@@ -196,14 +196,16 @@ fn refused_address(error: &reqwest::Error) -> Option<&RefusedAddress> {
     None
 }
 
-/// An error with its causes, for the logs.
-fn describe(error: &reqwest::Error) -> String {
+/// An error with its causes, for the logs, without the URL (its path and query may hold a
+/// secret; the worker logs the webhook as `shown_url` shows it).
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
     let mut text = if error.is_timeout() {
         "timed out".to_string()
     } else {
         error.to_string()
     };
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(cause) = source {
         text.push_str(": ");
         text.push_str(&cause.to_string());

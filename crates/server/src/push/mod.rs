@@ -6,9 +6,10 @@
 //! the checked address), [`signing`] (the server's ES256 key and its JWK set), [`routes`]
 //! (`/.well-known/jwks.json`), [`deliver`] (one attempt), [`backoff`], [`queue`] (pending
 //! deliveries, memory or Redis), [`worker`] (drains the queue), [`configs`] (each task's
-//! configs, memory or Redis), [`fault`] (the conformance kit's webhook failures on purpose) and
-//! `observer` (the task runtime's state changes queued). [`Push`] puts them together behind
-//! the few calls the methods need.
+//! configs, memory or Redis), [`fault`] (the conformance kit's webhook failures on purpose),
+//! `outage` (Redis errors tried again) and `observer` (the task runtime's state changes
+//! queued). [`Push`] puts them together behind the few calls the methods need. A notification
+//! that will never be delivered is counted in the metrics (`a2a_push_undelivered_total`).
 //!
 //! A notification's body is in the terms of the wire its config was set over: the stored 0.3
 //! task for 0.3, and for 1.0 a `StreamResponse` holding the whole task as `GetTask` answers it
@@ -21,6 +22,7 @@ pub mod configs;
 pub mod deliver;
 pub mod fault;
 mod observer;
+mod outage;
 pub mod queue;
 pub mod resolve;
 pub mod routes;
@@ -38,12 +40,14 @@ use a2a_types::v1::V1StreamResponse;
 use a2a_types::{PushNotificationConfig, TaskPushNotificationConfig};
 
 use crate::config::{Settings, StoreBackend};
+use crate::metrics::Metrics;
 use crate::redis_conn;
 use crate::store::{Owner, decode_task};
 use crate::wire::Version;
 use configs::{MemoryConfigs, PushConfigStore, RedisConfigs, StoredConfig};
 use deliver::Deliverer;
 use fault::{DeliveryFault, FaultLog};
+use outage::through_outage;
 use queue::{CapReached, Delivery, DeliveryQueue, MemoryQueue, QueueCaps, RedisQueue};
 use signing::SigningKeys;
 use worker::PushWorker;
@@ -100,7 +104,7 @@ pub struct PushNotifier {
 impl PushNotifier {
     /// Queues one POST of `task_json` to `config`'s webhook; returns the notification id (its
     /// `Idempotency-Key`). The config must have passed [`target::check_config`] when it was
-    /// set.
+    /// set. While Redis does not answer, the write is tried again for a few seconds.
     pub async fn enqueue(
         &self,
         owner: &Owner,
@@ -135,7 +139,10 @@ impl PushNotifier {
             fault,
             body,
         };
-        self.queue.enqueue(&delivery, self.caps).await?;
+        through_outage("queue a notification", || {
+            self.queue.enqueue(&delivery, self.caps)
+        })
+        .await?;
         self.wake.notify_one();
         Ok(delivery.id)
     }
@@ -154,6 +161,7 @@ pub struct Push {
     keys: Arc<SigningKeys>,
     wake: Arc<Notify>,
     fault_log: Option<Arc<dyn FaultLog>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Push {
@@ -234,12 +242,18 @@ impl Push {
             keys,
             wake,
             fault_log: None,
+            metrics: None,
         })
     }
 
     /// Tells what happens to notifications under the conformance kit's faults to `log`.
     pub fn record_faults_in(&mut self, log: Arc<dyn FaultLog>) {
         self.fault_log = Some(log);
+    }
+
+    /// Counts the notifications that will never be delivered in `metrics`.
+    pub fn count_in(&mut self, metrics: Arc<Metrics>) {
+        self.metrics = Some(metrics);
     }
 
     /// `tasks/pushNotificationConfig/set` for a task the caller owns: checks the config, gives
@@ -345,32 +359,70 @@ impl Push {
 
     /// Queues the task (its stored 0.3 JSON) for every config of the task (a state change),
     /// each in the terms of its config's wire; returns how many were queued. A cap reached for
-    /// one config stops the others too.
+    /// one config stops the others too. Redis errors are tried again for a few seconds; the
+    /// notifications not queued are counted as undelivered (once when the configs could not be
+    /// read).
     pub async fn notify(
         &self,
         owner: &Owner,
         task_id: &str,
         task_json: Bytes,
     ) -> Result<usize, PushError> {
-        let configs = self.configs.list(owner, task_id).await?;
+        let mut queued = 0;
+        let result = self
+            .notify_each(owner, task_id, task_json, &mut queued)
+            .await;
+        result.map_err(|not_queued| {
+            if let Some(metrics) = &self.metrics {
+                let lost = not_queued.configs.saturating_sub(queued).max(1);
+                metrics.push_undelivered(undelivered_reason(&not_queued.error), lost as u64);
+            }
+            not_queued.error
+        })
+    }
+
+    /// [`Push::notify`]'s work, counting in `queued` the notifications queued so far.
+    async fn notify_each(
+        &self,
+        owner: &Owner,
+        task_id: &str,
+        task_json: Bytes,
+        queued: &mut usize,
+    ) -> Result<usize, NotQueued> {
+        let unread = |error| NotQueued { error, configs: 0 };
+        let configs = through_outage("read a task's push configs", || {
+            self.configs.list(owner, task_id)
+        })
+        .await
+        .map_err(unread)?;
         if configs.is_empty() {
             return Ok(0);
         }
-        let fault = self.configs.fault(owner, task_id).await?;
+        let fault = through_outage("read a task's push fault", || {
+            self.configs.fault(owner, task_id)
+        })
+        .await
+        .map_err(unread)?;
+        let not_queued = |error| NotQueued {
+            error,
+            configs: configs.len(),
+        };
         let mut v1_body = None;
         for stored in &configs {
             let body = match stored.wire {
                 Version::V03 => task_json.clone(),
                 Version::V1 => {
                     if v1_body.is_none() {
-                        v1_body = Some(v1_stream_response(&task_json)?);
+                        v1_body = Some(v1_stream_response(&task_json).map_err(not_queued)?);
                     }
                     v1_body.clone().unwrap_or_default()
                 }
             };
             self.notifier
                 .queue(owner, task_id, &stored.config, body, fault.clone())
-                .await?;
+                .await
+                .map_err(not_queued)?;
+            *queued += 1;
         }
         Ok(configs.len())
     }
@@ -404,7 +456,24 @@ impl Push {
             self.settings.clone(),
             Arc::clone(&self.wake),
             self.fault_log.clone(),
+            self.metrics.clone(),
         )
+    }
+}
+
+/// A state change's notifications that were not queued: why, and how many configs the task
+/// has (0 when they could not be read).
+struct NotQueued {
+    error: PushError,
+    configs: usize,
+}
+
+/// The label under which a notification that could not be queued is counted.
+fn undelivered_reason(error: &PushError) -> &'static str {
+    match error {
+        PushError::QueueFull(_) => "queue_full",
+        PushError::PayloadTooLarge { .. } => "too_large",
+        _ => "not_queued",
     }
 }
 

@@ -1,6 +1,7 @@
-//! The worker that drains due deliveries: it claims as many as it has room for, delivers them
-//! concurrently, and finishes, retries or gives up each. Any replica's worker may deliver any
-//! pending notification.
+//! The worker that drains due deliveries: it claims as many as it has room for, each owner and
+//! each host within its share in flight, delivers them concurrently, and finishes, retries or
+//! gives up each. Any replica's worker may deliver any pending notification. A webhook is
+//! logged as [`shown_url`] shows it: its path and query may hold a secret.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,9 +13,11 @@ use super::PushError;
 use super::backoff::retry_delay;
 use super::deliver::{Deliverer, Outcome};
 use super::fault::{Attempt, FaultLog, FaultTally};
-use super::queue::{Claimed, Delivery, DeliveryQueue};
+use super::queue::{Claimed, Delivery, DeliveryQueue, InFlightCaps};
 use crate::config::PushSettings;
+use crate::metrics::Metrics;
 use crate::store::Owner;
+use skills::shown_url::shown_url;
 
 /// A running worker. [`PushWorker::shutdown`] lets deliveries in flight finish; dropping it
 /// stops it at once (the deliveries it held are claimed again when their lease ends).
@@ -29,18 +32,20 @@ struct Context {
     deliverer: Arc<Deliverer>,
     settings: PushSettings,
     fault_log: Option<Arc<dyn FaultLog>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl PushWorker {
     /// Starts a worker on the current runtime; `wake` hurries it when a notification is queued
     /// on this replica; what happens under the conformance kit's faults is told to
-    /// `fault_log`.
+    /// `fault_log`; notifications given up are counted in `metrics`.
     pub fn spawn(
         queue: Arc<dyn DeliveryQueue>,
         deliverer: Arc<Deliverer>,
         settings: PushSettings,
         wake: Arc<Notify>,
         fault_log: Option<Arc<dyn FaultLog>>,
+        metrics: Option<Arc<Metrics>>,
     ) -> Self {
         let (stop, stopped) = watch::channel(false);
         let context = Arc::new(Context {
@@ -48,6 +53,7 @@ impl PushWorker {
             deliverer,
             settings,
             fault_log,
+            metrics,
         });
         PushWorker {
             stop,
@@ -76,13 +82,17 @@ async fn run(context: Arc<Context>, wake: Arc<Notify>, mut stopped: watch::Recei
     let slots = Arc::new(Semaphore::new(context.settings.concurrency));
     let lease = Duration::from_millis(context.settings.claim_lease_ms);
     let poll = Duration::from_millis(context.settings.poll_interval_ms);
+    let shares = InFlightCaps {
+        per_owner: context.settings.max_in_flight_per_owner as u64,
+        per_host: context.settings.max_in_flight_per_host as u64,
+    };
     let mut in_flight = JoinSet::new();
     while !*stopped.borrow() {
         while in_flight.try_join_next().is_some() {}
         let room = slots.available_permits();
         let mut full_batch = false;
         if room > 0 {
-            match context.queue.claim(room, lease).await {
+            match context.queue.claim(room, lease, shares).await {
                 Ok(batch) => {
                     full_batch = batch.len() == room;
                     for claimed in batch {
@@ -106,7 +116,8 @@ async fn run(context: Arc<Context>, wake: Arc<Notify>, mut stopped: watch::Recei
             _ = stopped.changed() => {}
             () = wake.notified() => {}
             () = tokio::time::sleep(poll) => {}
-            Some(_) = in_flight.join_next(), if room == 0 => {}
+            // A delivery that ends frees a worker, and maybe its owner's or host's share.
+            Some(_) = in_flight.join_next(), if !in_flight.is_empty() => {}
         }
     }
     while in_flight.join_next().await.is_some() {}
@@ -171,17 +182,20 @@ async fn deliver(context: &Context, claimed: Claimed) {
             outcome
         }
     };
+    let target = shown_url(&delivery.url);
     let result = match outcome {
         Outcome::Delivered(status) => {
-            tracing::debug!(notification = %delivery.id, attempt, %status, "push: delivered");
+            tracing::debug!(notification = %delivery.id, %target, attempt, %status, "push: delivered");
             context.queue.finish(&delivery).await
         }
         Outcome::GiveUp(reason) => {
-            tracing::warn!(notification = %delivery.id, attempt, %reason, "push: given up");
+            tracing::warn!(notification = %delivery.id, %target, attempt, %reason, "push: given up");
+            count_given_up(context);
             context.queue.finish(&delivery).await
         }
         Outcome::Retry { reason, .. } if attempt >= settings.max_attempts => {
-            tracing::warn!(notification = %delivery.id, attempt, %reason, "push: given up after the last attempt");
+            tracing::warn!(notification = %delivery.id, %target, attempt, %reason, "push: given up after the last attempt");
+            count_given_up(context);
             context.queue.finish(&delivery).await
         }
         Outcome::Retry {
@@ -210,8 +224,15 @@ async fn retry(
         Duration::from_millis(settings.max_delay_ms),
         retry_after,
     );
-    tracing::info!(notification = %delivery.id, attempt, %reason, retry_in_ms = delay.as_millis() as u64, "push: will retry");
+    tracing::info!(notification = %delivery.id, target = %shown_url(&delivery.url), attempt, %reason, retry_in_ms = delay.as_millis() as u64, "push: will retry");
     context.queue.retry_after(delivery, delay).await
+}
+
+/// Counts a notification that will never be delivered.
+fn count_given_up(context: &Context) {
+    if let Some(metrics) = &context.metrics {
+        metrics.push_undelivered("given_up", 1);
+    }
 }
 
 /// Tells the kit what a fault made of an attempt.

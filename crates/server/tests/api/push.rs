@@ -51,6 +51,11 @@ pub(crate) struct Receiver {
 
 impl Receiver {
     pub(crate) async fn start(answers: Vec<Answer>) -> Receiver {
+        Self::start_on("127.0.0.1", answers).await
+    }
+
+    /// [`Receiver::start`] on another loopback address (`127.0.0.2`: another host).
+    pub(crate) async fn start_on(ip: &str, answers: Vec<Answer>) -> Receiver {
         let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
         let recorded = Arc::clone(&hits);
         let app = Router::new().route(
@@ -73,7 +78,7 @@ impl Receiver {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await });
         Receiver { addr, hits }
@@ -127,7 +132,7 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
 }
 
 /// Settings for push tests: fast retries, loopback receivers allowed.
-fn push_settings(customize: impl FnOnce(&mut Settings)) -> Settings {
+pub(crate) fn push_settings(customize: impl FnOnce(&mut Settings)) -> Settings {
     let mut settings = test_settings();
     settings.push.allow_private_targets = true;
     settings.push.base_delay_ms = 50;
@@ -139,7 +144,7 @@ fn push_settings(customize: impl FnOnce(&mut Settings)) -> Settings {
     settings
 }
 
-fn config(url: &str, token: Option<&str>) -> PushNotificationConfig {
+pub(crate) fn config(url: &str, token: Option<&str>) -> PushNotificationConfig {
     PushNotificationConfig {
         id: None,
         url: url.into(),
@@ -148,7 +153,7 @@ fn config(url: &str, token: Option<&str>) -> PushNotificationConfig {
     }
 }
 
-fn task_json(id: &str) -> RawBytes {
+pub(crate) fn task_json(id: &str) -> RawBytes {
     RawBytes::from(
         json!({"kind": "task", "id": id, "contextId": "c-1",
                "status": {"state": "completed", "timestamp": "2026-12-01T10:00:00.000Z"},
@@ -778,6 +783,14 @@ async fn bad_push_settings_stop_the_start_naming_the_key() {
         (
             |s: &mut Settings| s.push.max_delay_ms = 1,
             "A2A__PUSH__MAX_DELAY_MS",
+        ),
+        (
+            |s: &mut Settings| s.push.max_in_flight_per_owner = 0,
+            "A2A__PUSH__MAX_IN_FLIGHT_PER_OWNER",
+        ),
+        (
+            |s: &mut Settings| s.push.max_in_flight_per_host = 0,
+            "A2A__PUSH__MAX_IN_FLIGHT_PER_HOST",
         ),
     ] {
         let mut settings = test_settings();

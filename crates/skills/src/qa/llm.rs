@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::sse::{SseError, SseEvent, SseReader};
+use crate::shown_url::shown_url;
 
 /// How the server reaches its answering model (`[llm]` in the config, `A2A__LLM__*` in the
 /// environment). Without a `base_url` `catholic_qa` answers extractively, so a fresh install
@@ -69,7 +70,7 @@ impl Default for LlmSettings {
 impl fmt::Debug for LlmSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LlmSettings")
-            .field("base_url", &self.base_url.as_deref().map(redacted_url))
+            .field("base_url", &self.base_url.as_deref().map(shown_url))
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("timeout_secs", &self.timeout_secs)
@@ -90,21 +91,6 @@ impl LlmSettings {
             .as_deref()
             .map(str::trim)
             .filter(|url| !url.is_empty())
-    }
-}
-
-/// A URL fit for logs and messages: user name and password removed.
-pub(crate) fn redacted_url(raw: &str) -> String {
-    match Url::parse(raw.trim()) {
-        Ok(mut url) => {
-            if !url.username().is_empty() || url.password().is_some() {
-                // Both calls only fail for URLs that cannot have credentials at all.
-                let _ = url.set_username("");
-                let _ = url.set_password(None);
-            }
-            url.to_string()
-        }
-        Err(_) => "[not a valid URL]".to_string(),
     }
 }
 
@@ -233,7 +219,7 @@ pub(crate) struct LlmClient {
 
 /// Why settings cannot make a client; shown to the operator at start-up.
 pub(crate) fn check_settings(settings: &LlmSettings, base_url: &str) -> Result<Url, String> {
-    let shown = redacted_url(base_url);
+    let shown = shown_url(base_url);
     let base = Url::parse(base_url).map_err(|_| {
         format!("[llm] base_url `{shown}` is not a URL (expected e.g. http://127.0.0.1:11434/v1)")
     })?;

@@ -1,5 +1,5 @@
-//! The in-process queue of the memory store: the same claims and leases as Redis, lost with
-//! the process.
+//! The in-process queue of the memory store: the same claims, leases and shares in flight as
+//! Redis, lost with the process.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, PoisonError};
@@ -8,10 +8,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{CapReached, Claimed, Delivery, DeliveryQueue, QueueCaps};
+use super::{CLAIM_SCAN, CapReached, Claimed, Delivery, DeliveryQueue, InFlightCaps, QueueCaps};
 use crate::push::PushError;
 
-/// Pending deliveries ordered by due time, with per-task and per-owner counts.
+/// Pending deliveries ordered by due time, with per-task and per-owner counts of those pending
+/// and per-owner and per-host counts of those in flight.
 #[derive(Default)]
 pub struct MemoryQueue {
     state: Mutex<State>,
@@ -21,13 +22,35 @@ pub struct MemoryQueue {
 struct State {
     due: BTreeSet<(Instant, String)>,
     items: HashMap<String, Entry>,
-    counts: HashMap<String, u64>,
+    pending: Counts,
+    in_flight: Counts,
 }
 
 struct Entry {
     delivery: Delivery,
     due: Instant,
     attempts: u32,
+    /// Whether a claim holds the delivery's places in flight.
+    holding: bool,
+}
+
+/// Counts by key; a count that falls to zero is removed.
+#[derive(Default)]
+struct Counts(HashMap<String, u64>);
+
+impl Counts {
+    fn get(&self, key: &str) -> u64 {
+        self.0.get(key).copied().unwrap_or(0)
+    }
+
+    fn add(&mut self, key: String, by: i64) {
+        let value = self.get(&key).saturating_add_signed(by);
+        if value == 0 {
+            self.0.remove(&key);
+        } else {
+            self.0.insert(key, value);
+        }
+    }
 }
 
 impl MemoryQueue {
@@ -42,17 +65,46 @@ impl MemoryQueue {
 }
 
 impl State {
-    fn count(&self, key: &str) -> u64 {
-        self.counts.get(key).copied().unwrap_or(0)
+    /// Takes the delivery's places in flight unless its owner or host has its share; a claim
+    /// whose lease ran out still holds them, and keeps them.
+    fn take_places(&mut self, id: &str, caps: InFlightCaps) -> bool {
+        let Some(entry) = self.items.get(id) else {
+            return false;
+        };
+        if entry.holding {
+            return true;
+        }
+        let (owner, host) = (
+            entry.delivery.owner_counter(),
+            entry.delivery.host_counter(),
+        );
+        if self.in_flight.get(&owner) >= caps.per_owner
+            || self.in_flight.get(&host) >= caps.per_host
+        {
+            return false;
+        }
+        self.in_flight.add(owner, 1);
+        self.in_flight.add(host, 1);
+        if let Some(entry) = self.items.get_mut(id) {
+            entry.holding = true;
+        }
+        true
     }
 
-    fn add(&mut self, key: String, by: i64) {
-        let value = self.count(&key).saturating_add_signed(by);
-        if value == 0 {
-            self.counts.remove(&key);
-        } else {
-            self.counts.insert(key, value);
+    /// Frees the delivery's places in flight, if a claim holds them.
+    fn free_places(&mut self, id: &str) {
+        let Some(entry) = self.items.get_mut(id) else {
+            return;
+        };
+        if !std::mem::take(&mut entry.holding) {
+            return;
         }
+        let (owner, host) = (
+            entry.delivery.owner_counter(),
+            entry.delivery.host_counter(),
+        );
+        self.in_flight.add(owner, -1);
+        self.in_flight.add(host, -1);
     }
 }
 
@@ -66,41 +118,53 @@ impl DeliveryQueue for MemoryQueue {
         if state.items.len() as u64 >= caps.total {
             return Err(PushError::QueueFull(CapReached::Total));
         }
-        if state.count(&delivery.task_counter()) >= caps.per_task {
+        if state.pending.get(&delivery.task_counter()) >= caps.per_task {
             return Err(PushError::QueueFull(CapReached::PerTask));
         }
-        if state.count(&delivery.owner_counter()) >= caps.per_owner {
+        if state.pending.get(&delivery.owner_counter()) >= caps.per_owner {
             return Err(PushError::QueueFull(CapReached::PerOwner));
         }
         let now = Instant::now();
         state.due.insert((now, delivery.id.clone()));
-        state.add(delivery.task_counter(), 1);
-        state.add(delivery.owner_counter(), 1);
+        state.pending.add(delivery.task_counter(), 1);
+        state.pending.add(delivery.owner_counter(), 1);
         state.items.insert(
             delivery.id.clone(),
             Entry {
                 delivery: delivery.clone(),
                 due: now,
                 attempts: 0,
+                holding: false,
             },
         );
         Ok(())
     }
 
-    async fn claim(&self, limit: usize, lease: Duration) -> Result<Vec<Claimed>, PushError> {
+    async fn claim(
+        &self,
+        limit: usize,
+        lease: Duration,
+        caps: InFlightCaps,
+    ) -> Result<Vec<Claimed>, PushError> {
         let mut state = self.lock();
         let now = Instant::now();
-        let ids: Vec<(Instant, String)> = state
+        let due: Vec<(Instant, String)> = state
             .due
             .iter()
             .take_while(|(due, _)| *due <= now)
-            .take(limit)
+            .take(CLAIM_SCAN)
             .cloned()
             .collect();
-        let mut claimed = Vec::with_capacity(ids.len());
-        for key in ids {
+        let hidden_until = now + lease;
+        let mut claimed = Vec::with_capacity(limit.min(due.len()));
+        for key in due {
+            if claimed.len() == limit {
+                break;
+            }
+            if !state.take_places(&key.1, caps) {
+                continue;
+            }
             state.due.remove(&key);
-            let hidden_until = now + lease;
             let Some(entry) = state.items.get_mut(&key.1) else {
                 continue;
             };
@@ -117,16 +181,18 @@ impl DeliveryQueue for MemoryQueue {
 
     async fn finish(&self, delivery: &Delivery) -> Result<(), PushError> {
         let mut state = self.lock();
+        state.free_places(&delivery.id);
         if let Some(entry) = state.items.remove(&delivery.id) {
             state.due.remove(&(entry.due, delivery.id.clone()));
-            state.add(delivery.task_counter(), -1);
-            state.add(delivery.owner_counter(), -1);
+            state.pending.add(delivery.task_counter(), -1);
+            state.pending.add(delivery.owner_counter(), -1);
         }
         Ok(())
     }
 
     async fn retry_after(&self, delivery: &Delivery, delay: Duration) -> Result<(), PushError> {
         let mut state = self.lock();
+        state.free_places(&delivery.id);
         let due = Instant::now() + delay;
         let Some(entry) = state.items.get_mut(&delivery.id) else {
             return Ok(());

@@ -1,6 +1,12 @@
 //! Notifications waiting to be delivered: at least once, each claimed by one worker at a time
 //! for a lease, retried later, or finished. In memory for the memory store; in Redis for the
 //! Redis store, so that a replica's restart loses none and any replica delivers them.
+//!
+//! Claims are fair: a claim takes due deliveries oldest first but skips those whose owner, or
+//! whose webhook's host, already has its share in flight ([`InFlightCaps`]), so a slow or dead
+//! receiver holds only its owner's share of the workers and delays nobody else. A claim holds
+//! its owner's and host's places until the delivery is finished or made due again; one whose
+//! lease ran out (its replica died) keeps them for the claim that takes it over.
 
 mod memory;
 mod redis;
@@ -66,11 +72,37 @@ impl Delivery {
         format!("t:{}:{}", self.owner, self.task_id)
     }
 
-    /// The counter of the owner's pending deliveries.
+    /// The counter of the owner's pending deliveries, and (among the counts in flight) of its
+    /// deliveries in flight.
     fn owner_counter(&self) -> String {
         format!("o:{}", self.owner)
     }
+
+    /// The counter of the deliveries in flight to the webhook's host (its name or address,
+    /// lowercase, without the port: one machine answers on every port).
+    fn host_counter(&self) -> String {
+        let host = reqwest::Url::parse(&self.url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+            .unwrap_or_default();
+        format!("h:{host}")
+    }
 }
+
+/// How many deliveries may be in flight at once for one owner and for one host, across every
+/// worker that shares the queue (`push.max_in_flight_per_owner`, `push.max_in_flight_per_host`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InFlightCaps {
+    /// Deliveries of one owner.
+    pub per_owner: u64,
+    /// Deliveries to one host.
+    pub per_host: u64,
+}
+
+/// Due deliveries one claim looks at, at most: enough to step over several owners' whole
+/// backlogs (`push.max_pending_per_owner`, 1000 by default) held back by their share, and few
+/// enough that a claim stays a short script on Redis.
+pub const CLAIM_SCAN: usize = 4096;
 
 /// A delivery claimed for one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,14 +152,21 @@ pub trait DeliveryQueue: Send + Sync {
     /// Adds a delivery, due now, unless a cap is reached (then nothing is added).
     async fn enqueue(&self, delivery: &Delivery, caps: QueueCaps) -> Result<(), PushError>;
 
-    /// Up to `limit` due deliveries, each hidden from other claims for `lease` (after which a
-    /// claim that was never finished or retried is due again), with its attempt number.
-    async fn claim(&self, limit: usize, lease: Duration) -> Result<Vec<Claimed>, PushError>;
+    /// Up to `limit` due deliveries, oldest first, skipping those whose owner or host already
+    /// has its share of `caps` in flight (looking at no more than [`CLAIM_SCAN`]); each is
+    /// hidden from other claims for `lease` (after which a claim that was never finished or
+    /// retried is due again), with its attempt number.
+    async fn claim(
+        &self,
+        limit: usize,
+        lease: Duration,
+        caps: InFlightCaps,
+    ) -> Result<Vec<Claimed>, PushError>;
 
-    /// Removes a delivery that succeeded or was given up.
+    /// Removes a delivery that succeeded or was given up, freeing its place in flight.
     async fn finish(&self, delivery: &Delivery) -> Result<(), PushError>;
 
-    /// Makes a claimed delivery due again after `delay`.
+    /// Makes a claimed delivery due again after `delay`, freeing its place in flight.
     async fn retry_after(&self, delivery: &Delivery, delay: Duration) -> Result<(), PushError>;
 
     /// How many deliveries are pending (claimed ones included).

@@ -1,14 +1,17 @@
 //! The shared queue: Redis, so that pending deliveries survive a replica's restart and any
 //! replica delivers them. A sorted set of ids by due time, a hash of records, a hash of attempt
-//! counts and a hash of per-task and per-owner counters, all under one hash tag, each change
-//! one atomic script on Redis' clock.
+//! counts, a hash of per-task and per-owner counters, and for fair claims a hash of each
+//! delivery's owner and host, a hash of the counts in flight per owner and per host and a set
+//! of the claims holding places, all under one hash tag, each change one atomic script on
+//! Redis' clock. The counts in flight are shared by every replica: an owner's share is of the
+//! whole fleet's workers.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use redis::{Script, Value};
 
-use super::{CapReached, Claimed, Delivery, DeliveryQueue, QueueCaps};
+use super::{CLAIM_SCAN, CapReached, Claimed, Delivery, DeliveryQueue, InFlightCaps, QueueCaps};
 use crate::push::PushError;
 use crate::redis_conn::RedisConnection;
 
@@ -16,6 +19,18 @@ const DUE: &str = "a2a:v1:{push}:due";
 const ITEMS: &str = "a2a:v1:{push}:deliveries";
 const ATTEMPTS: &str = "a2a:v1:{push}:attempts";
 const COUNTERS: &str = "a2a:v1:{push}:counters";
+const ROUTES: &str = "a2a:v1:{push}:routes";
+const IN_FLIGHT: &str = "a2a:v1:{push}:in_flight";
+const HOLDING: &str = "a2a:v1:{push}:holding";
+
+const FINISH_SCRIPT: &str = concat!(
+    include_str!("../../../../../migrations/scripts/push_release.lua"),
+    include_str!("../../../../../migrations/scripts/push_finish.lua"),
+);
+const RETRY_SCRIPT: &str = concat!(
+    include_str!("../../../../../migrations/scripts/push_release.lua"),
+    include_str!("../../../../../migrations/scripts/push_retry.lua"),
+);
 
 /// Pending deliveries in Redis, shared by every replica.
 pub struct RedisQueue {
@@ -37,12 +52,8 @@ impl RedisQueue {
             claim: Script::new(include_str!(
                 "../../../../../migrations/scripts/push_claim.lua"
             )),
-            finish: Script::new(include_str!(
-                "../../../../../migrations/scripts/push_finish.lua"
-            )),
-            retry: Script::new(include_str!(
-                "../../../../../migrations/scripts/push_retry.lua"
-            )),
+            finish: Script::new(FINISH_SCRIPT),
+            retry: Script::new(RETRY_SCRIPT),
         }
     }
 }
@@ -56,6 +67,7 @@ impl DeliveryQueue for RedisQueue {
             .key(ITEMS)
             .key(ATTEMPTS)
             .key(COUNTERS)
+            .key(ROUTES)
             .arg(&delivery.id)
             .arg(delivery.encode()?)
             .arg(delivery.task_counter())
@@ -63,6 +75,11 @@ impl DeliveryQueue for RedisQueue {
             .arg(caps.per_task)
             .arg(caps.per_owner)
             .arg(caps.total)
+            .arg(format!(
+                "{}\n{}",
+                delivery.owner_counter(),
+                delivery.host_counter()
+            ))
             .invoke_async(&mut self.connection.clone())
             .await?;
         match reply {
@@ -74,14 +91,25 @@ impl DeliveryQueue for RedisQueue {
         }
     }
 
-    async fn claim(&self, limit: usize, lease: Duration) -> Result<Vec<Claimed>, PushError> {
+    async fn claim(
+        &self,
+        limit: usize,
+        lease: Duration,
+        caps: InFlightCaps,
+    ) -> Result<Vec<Claimed>, PushError> {
         let reply: Vec<Value> = self
             .claim
             .key(DUE)
             .key(ITEMS)
             .key(ATTEMPTS)
+            .key(ROUTES)
+            .key(IN_FLIGHT)
+            .key(HOLDING)
             .arg(limit)
             .arg(lease.as_millis() as u64)
+            .arg(caps.per_owner)
+            .arg(caps.per_host)
+            .arg(CLAIM_SCAN)
             .invoke_async(&mut self.connection.clone())
             .await?;
         reply
@@ -103,9 +131,14 @@ impl DeliveryQueue for RedisQueue {
             .key(ITEMS)
             .key(ATTEMPTS)
             .key(COUNTERS)
+            .key(ROUTES)
+            .key(IN_FLIGHT)
+            .key(HOLDING)
             .arg(&delivery.id)
             .arg(delivery.task_counter())
             .arg(delivery.owner_counter())
+            .arg(delivery.owner_counter())
+            .arg(delivery.host_counter())
             .invoke_async(&mut self.connection.clone())
             .await?;
         Ok(())
@@ -116,8 +149,12 @@ impl DeliveryQueue for RedisQueue {
             .retry
             .key(DUE)
             .key(ITEMS)
+            .key(IN_FLIGHT)
+            .key(HOLDING)
             .arg(&delivery.id)
             .arg(delay.as_millis() as u64)
+            .arg(delivery.owner_counter())
+            .arg(delivery.host_counter())
             .invoke_async(&mut self.connection.clone())
             .await?;
         Ok(())
