@@ -13,6 +13,7 @@
 mod backend;
 mod memory;
 mod redis;
+mod stream_bytes;
 mod subscription;
 
 use std::collections::{HashMap, HashSet};
@@ -38,6 +39,7 @@ pub use backend::{
 };
 pub use memory::MemoryBackend;
 pub use redis::RedisBackend;
+pub use stream_bytes::StreamByteCaps;
 pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
@@ -75,6 +77,9 @@ pub struct RuntimeSettings {
     pub max_running_per_owner: usize,
     /// Streams one owner may hold open at once.
     pub max_streams_per_owner: usize,
+    /// Bytes of events open streams may hold handed to their connections and not yet taken
+    /// by their clients, per owner and on this replica.
+    pub stream_bytes: StreamByteCaps,
     /// Caps on each task's event log.
     pub log: LogCaps,
     /// The largest task stored (its JSON, in bytes): a task whose answer would make it larger
@@ -90,6 +95,10 @@ impl RuntimeSettings {
             keepalive: Duration::from_secs(settings.keepalive_secs),
             max_running_per_owner: settings.max_running_per_user,
             max_streams_per_owner: settings.max_streams_per_user,
+            stream_bytes: StreamByteCaps {
+                per_owner: settings.max_stream_bytes_per_user,
+                total: settings.max_stream_bytes,
+            },
             log: LogCaps {
                 max_events: settings.max_events_per_task,
                 max_bytes: settings.max_event_bytes_per_task,
@@ -162,6 +171,8 @@ struct Shared {
     backend: Arc<dyn RuntimeBackend>,
     store: Arc<dyn TaskStore>,
     settings: RuntimeSettings,
+    /// The bytes open streams' clients have not taken yet.
+    stream_bytes: stream_bytes::StreamBytes,
     /// Told of every state change this replica records.
     observer: Option<Arc<dyn TransitionObserver>>,
     /// This replica's runners, by task.
@@ -204,6 +215,7 @@ impl TaskRuntime {
             backend,
             store,
             settings,
+            stream_bytes: stream_bytes::StreamBytes::new(settings.stream_bytes),
             observer,
             running: Mutex::default(),
             waiting: Mutex::default(),
