@@ -215,7 +215,12 @@ pub async fn open_store(
     let (store, backend): (Arc<dyn TaskStore>, Arc<dyn RuntimeBackend>) =
         match settings.store.backend {
             StoreBackend::Memory => {
-                let store = Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks));
+                let store = Arc::new(
+                    MemoryStore::new(ttl, settings.store.memory_max_tasks).with_byte_budget(
+                        settings.store.memory_max_bytes,
+                        settings.store.memory_max_bytes_per_user,
+                    ),
+                );
                 let backend = Arc::new(MemoryBackend::new(
                     Arc::clone(&store),
                     runtime_settings.log.ttl,

@@ -102,6 +102,10 @@ pub struct A2aService {
     charge_first: ChargeFirstOwners,
 }
 
+/// How long a sender refused for a full store is told to wait: tasks leave as they expire, the
+/// oldest first.
+const FULL_STORE_RETRY_SECS: u64 = 60;
+
 /// The sizes in bytes the service keeps what it stores and answers within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SizeCaps {
@@ -763,6 +767,12 @@ impl A2aService {
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
             return Ok(Prepared::Replayed(record.task_id));
+        }
+        if let Some(budget) = self.store.over_budget() {
+            return Err(ApiError::OverBudget {
+                budget,
+                retry_after_secs: FULL_STORE_RETRY_SECS,
+            });
         }
         if let Some(config) = &push {
             self.push()?.check_config(config)?;

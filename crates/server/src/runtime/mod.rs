@@ -267,10 +267,11 @@ impl TaskRuntime {
         if !new.new_in_context {
             shared.backend.clear_log(&key).await?;
         }
-        shared.append(&key, &submitted, false).await?;
+        shared.append(&new.owner, &key, &submitted, false).await?;
         shared.entered(&new.owner, &task.id, &submitted).await;
         let sink = EventSink {
             shared: Arc::clone(shared),
+            owner: new.owner.clone(),
             key: key.clone(),
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
@@ -422,12 +423,13 @@ impl TaskRuntime {
 impl Shared {
     async fn append(
         &self,
+        owner: &Owner,
         key: &TaskKey,
         event: &Bytes,
         is_final: bool,
     ) -> Result<Appended, StoreError> {
         self.backend
-            .append(key, event, is_final, self.settings.log)
+            .append(owner, key, event, is_final, self.settings.log)
             .await
     }
 
@@ -436,8 +438,13 @@ impl Shared {
     async fn close(&self, owner: &Owner, task: &Task, json: &Bytes) -> Result<(), StoreError> {
         let event =
             TaskStatusUpdateEvent::new(&task.id, &task.context_id, task.status.clone(), true);
-        self.append(&TaskKey::of(owner, &task.id), &to_json(&event)?, true)
-            .await?;
+        self.append(
+            owner,
+            &TaskKey::of(owner, &task.id),
+            &to_json(&event)?,
+            true,
+        )
+        .await?;
         self.entered(owner, &task.id, json).await;
         Ok(())
     }
@@ -536,6 +543,7 @@ impl Shared {
 /// Hands a running task's work the way to send artifacts as it makes them (streamed answers).
 pub struct EventSink {
     shared: Arc<Shared>,
+    owner: Owner,
     key: TaskKey,
     task_id: String,
     context_id: String,
@@ -564,7 +572,7 @@ impl EventSink {
             last_chunk,
         );
         self.shared
-            .append(&self.key, &to_json(&event)?, false)
+            .append(&self.owner, &self.key, &to_json(&event)?, false)
             .await
     }
 }
@@ -614,7 +622,9 @@ impl Run {
             working.status.clone(),
             false,
         );
-        shared.append(&self.key, &to_json(&event)?, false).await?;
+        shared
+            .append(&self.owner, &self.key, &to_json(&event)?, false)
+            .await?;
         shared
             .entered(&self.owner, &working.id, &working_json)
             .await;
@@ -658,7 +668,9 @@ impl Run {
         for artifact in unsent {
             let event =
                 TaskArtifactUpdateEvent::new(&task.id, &task.context_id, artifact, false, true);
-            shared.append(&self.key, &to_json(&event)?, false).await?;
+            shared
+                .append(&self.owner, &self.key, &to_json(&event)?, false)
+                .await?;
         }
         if shared
             .backend

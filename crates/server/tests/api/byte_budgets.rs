@@ -360,13 +360,24 @@ async fn the_memory_store_is_capped_in_bytes_with_a_share_per_user() {
             "another user's task stays"
         );
     }
-    // Non-blocking sends: their event logs count in the user's share too.
+    // Non-blocking sends: their event logs (~125 kB each) count in a share of their own; past
+    // it a log keeps its final status but leaves the answer's events out.
+    let mut logged = Vec::new();
     for _ in 0..6 {
-        let mut body = send_body("test_echo", &text_of(40_000), &uuid());
-        body["params"]["configuration"] = json!({"blocking": false});
-        assert_eq!(app.rpc(Some(&loud), &body).await.code(), 0);
+        logged.push(logged_task(&app, &loud, 40_000).await);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The fourth log still fitted (the oldest tasks left the store for the share of tasks).
+    let (_, first) = resubscribe(&app, &loud, &logged[3]).await;
+    let (_, last) = resubscribe(&app, &loud, logged.last().unwrap()).await;
+    let artifacts = |events: &[Value]| {
+        summary(events)
+            .iter()
+            .filter(|kind| kind.contains("artifact-update"))
+            .count()
+    };
+    assert_eq!(artifacts(&first), 2, "{:?}", summary(&first));
+    assert_eq!(artifacts(&last), 0, "{:?}", summary(&last));
+    assert_eq!(last.last().unwrap()["result"]["final"], true);
     // Users within their shares fill the store: a new task past its total is refused, naming
     // the budget, and nobody's task is pushed out for it.
     let mut refused = None;
