@@ -18,10 +18,11 @@
 //! and the drain at shutdown are the same in both.
 
 use std::future::Future;
+use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
@@ -100,6 +102,8 @@ struct Activity {
     in_progress: AtomicUsize,
     last_change_ms: AtomicU64,
     awaiting_client: AtomicUsize,
+    /// Whether the socket's last write was refused for want of room (the client reads nothing).
+    socket_full: AtomicBool,
     last_progress_ms: AtomicU64,
     /// Stores a permit when a request starts: a wait after any request completes at once.
     began: Notify,
@@ -112,6 +116,7 @@ impl Activity {
             in_progress: AtomicUsize::new(0),
             last_change_ms: AtomicU64::new(0),
             awaiting_client: AtomicUsize::new(0),
+            socket_full: AtomicBool::new(false),
             last_progress_ms: AtomicU64::new(0),
             began: Notify::new(),
         }
@@ -142,10 +147,25 @@ impl Activity {
         self.awaiting_client.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// A write to the socket went through (`true`) or found it full (`false`). Only a change
+    /// of state is recorded, so a full socket's deadline runs from the first refusal, and a
+    /// socket taking bytes costs one load a write.
+    fn socket_wrote(&self, wrote: bool) {
+        if self.socket_full.load(Ordering::Relaxed) == wrote {
+            self.last_progress_ms
+                .store(self.elapsed_ms(), Ordering::Relaxed);
+            self.socket_full.store(!wrote, Ordering::Relaxed);
+        }
+    }
+
     /// When the connection's write deadline falls, or `None` while no answer waits for its
-    /// client.
+    /// client: none has handed out something it has not been asked past, and the socket takes
+    /// what is written to it (an answer's last frame may still sit in the connection's buffer
+    /// after its body ended).
     fn write_deadline(&self, timeout: Duration) -> Option<Instant> {
-        if self.awaiting_client.load(Ordering::Relaxed) == 0 {
+        if self.awaiting_client.load(Ordering::Relaxed) == 0
+            && !self.socket_full.load(Ordering::Relaxed)
+        {
             return None;
         }
         let last = Duration::from_millis(self.last_progress_ms.load(Ordering::Relaxed));
@@ -250,6 +270,66 @@ impl hyper::body::Body for BodyInProgress {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// A connection's socket, recording in its [`Activity`] whether writes go through or find the
+/// socket full, for the write deadline.
+struct WatchedWrites<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S> WatchedWrites<S> {
+    fn record<T>(&self, polled: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        match &polled {
+            Poll::Ready(Ok(_)) => self.activity.socket_wrote(true),
+            Poll::Pending => self.activity.socket_wrote(false),
+            Poll::Ready(Err(_)) => {}
+        }
+        polled
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WatchedWrites<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WatchedWrites<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.record(polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.record(polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -494,8 +574,12 @@ fn serve_connection(
             }
         }
     });
+    let socket = WatchedWrites {
+        inner: LingeringClose::new(stream),
+        activity: Arc::clone(&activity),
+    };
     let connection = builder
-        .serve_connection_with_upgrades(TokioIo::new(LingeringClose::new(stream)), service)
+        .serve_connection_with_upgrades(TokioIo::new(socket), service)
         .into_owned();
     async move {
         tokio::pin!(connection);

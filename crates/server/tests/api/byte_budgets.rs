@@ -57,15 +57,16 @@ async fn logged_task(app: &TestApp, token: &str, text_bytes: usize) -> String {
     panic!("the task {task_id} did not complete");
 }
 
-/// An HTTP/2 stream of `tasks/resubscribe` whose client never reads: its window is one byte,
-/// so the server hands its first event to the connection and waits. The connection keeps
-/// answering pings (it is polled on a task of its own). Returns the connection's task (it
-/// ends when the server closes the connection) and what must live as long as the stream.
-async fn stalled_stream(app: &TestApp, token: &str, task_id: &str) -> Stalled {
+/// An HTTP/2 stream of `tasks/resubscribe` whose client never reads: its window is `window`
+/// bytes (0: the server can send nothing of the body; 1: it hands its first event to the
+/// connection, which sends one byte of it and keeps the rest). The connection keeps answering
+/// pings (it is polled on a task of its own). Returns the connection's task (it ends when the
+/// server closes the connection) and what must live as long as the stream.
+async fn stalled_stream(app: &TestApp, token: &str, task_id: &str, window: u32) -> Stalled {
     let address = app.base.trim_start_matches("http://").to_string();
     let tcp = TcpStream::connect(&address).await.unwrap();
     let (mut client, connection) = h2::client::Builder::new()
-        .initial_window_size(1)
+        .initial_window_size(window)
         .handshake::<_, Bytes>(tcp)
         .await
         .unwrap();
@@ -90,8 +91,8 @@ async fn stalled_stream(app: &TestApp, token: &str, task_id: &str) -> Stalled {
             .starts_with("text/event-stream"),
         "the stream was admitted"
     );
-    // The server hands the first event to the connection once the window has room (one
-    // byte): give it the time.
+    // The server hands the first event to the connection once the window has room: give it
+    // the time.
     tokio::time::sleep(Duration::from_millis(300)).await;
     Stalled {
         connection,
@@ -129,25 +130,42 @@ async fn resubscribe(app: &TestApp, token: &str, task_id: &str) -> (u16, Vec<Val
     (status, events)
 }
 
+/// Settings of the stream-place tests: a place lapses after three keep-alives of a second.
+fn one_place(settings: &mut Settings) {
+    unlimited(settings);
+    settings.tasks.keepalive_secs = 1;
+    settings.tasks.max_streams_per_user = 1;
+    settings.server.write_timeout_secs = 60;
+}
+
 #[tokio::test]
 async fn a_stream_keeps_its_place_while_its_client_reads_nothing() {
+    let app = spawn_app(one_place).await;
+    a_stream_keeps_its_place(&app).await;
+}
+
+#[tokio::test]
+async fn a_stream_keeps_its_place_while_its_client_reads_nothing_in_redis() {
+    let redis = RedisServer::start();
     let app = spawn_app(|s| {
-        unlimited(s);
-        s.tasks.keepalive_secs = 1;
-        s.tasks.max_streams_per_user = 1;
-        s.server.write_timeout_secs = 60;
+        with_redis(redis.url())(s);
+        one_place(s);
     })
     .await;
+    a_stream_keeps_its_place(&app).await;
+}
+
+async fn a_stream_keeps_its_place(app: &TestApp) {
     let token = app.token("never-reads", Plan::Pro);
-    let task_id = logged_task(&app, &token, 50_000).await;
-    let stalled = stalled_stream(&app, &token, &task_id).await;
+    let task_id = logged_task(app, &token, 50_000).await;
+    let stalled = stalled_stream(app, &token, &task_id, 0).await;
     // Three keep-alive intervals: a place renewed only by the stream's own reads has lapsed.
     tokio::time::sleep(Duration::from_millis(4500)).await;
     assert!(
         !stalled.connection.is_finished(),
         "the stream is still open"
     );
-    let (status, answer) = resubscribe(&app, &token, &task_id).await;
+    let (status, answer) = resubscribe(app, &token, &task_id).await;
     assert_eq!(
         (status, answer[0]["error"]["code"].as_i64()),
         (429, Some(-32003)),
@@ -167,7 +185,7 @@ async fn a_body_its_client_does_not_read_is_cut_at_the_write_deadline() {
     .await;
     let token = app.token("stalls", Plan::Pro);
     let task_id = logged_task(&app, &token, 50_000).await;
-    let stalled = stalled_stream(&app, &token, &task_id).await;
+    let stalled = stalled_stream(&app, &token, &task_id, 0).await;
     let started = Instant::now();
     let closed = tokio::time::timeout(Duration::from_secs(10), stalled.connection).await;
     assert!(
@@ -207,6 +225,63 @@ async fn a_body_its_client_does_not_read_is_cut_at_the_write_deadline() {
 }
 
 #[tokio::test]
+async fn an_http1_answer_its_client_does_not_read_is_cut_at_the_write_deadline() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app(|s| {
+        unlimited(s);
+        s.server.write_timeout_secs = 2;
+        s.store.max_list_page_bytes = 16 * 1024 * 1024;
+    })
+    .await;
+    let token = app.token("lists-and-stalls", Plan::Pro);
+    for _ in 0..40 {
+        stored_task(&app, &token, 90_000).await;
+    }
+    // One page of ~11 MB (more than the kernel's buffers of a loopback connection hold),
+    // asked for over a socket with a small receive buffer that is not read.
+    let address = app.base.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(address).await.unwrap();
+    let body = call(
+        "ListTasks",
+        json!({"pageSize": 100, "includeArtifacts": true}),
+    )
+    .to_string();
+    let request = format!(
+        "POST /api/v1/a2a HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Read what the server had handed over before the deadline, then the end of the
+    // connection (or a reset): not the whole answer.
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => received.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server closed the connection");
+    let head = String::from_utf8_lossy(&received[..received.len().min(400)]).to_string();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length: "))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("the answer's head, with its length");
+    assert!(
+        received.len() < length,
+        "the answer was cut: {} of {length} bytes",
+        received.len()
+    );
+}
+
+#[tokio::test]
 async fn open_streams_are_capped_in_bytes_per_user_and_in_all() {
     let app = spawn_app(|s| {
         unlimited(s);
@@ -217,7 +292,7 @@ async fn open_streams_are_capped_in_bytes_per_user_and_in_all() {
     .await;
     let hoarder = app.token("hoarder", Plan::Pro);
     let big = logged_task(&app, &hoarder, 50_000).await;
-    let _held = stalled_stream(&app, &hoarder, &big).await;
+    let _held = stalled_stream(&app, &hoarder, &big, 1).await;
     // The first stream holds its ~50 kB first event in its connection; one more event of that size would
     // pass the user's budget: the stream says so instead of sending it.
     let (status, events) = resubscribe(&app, &hoarder, &big).await;
@@ -234,7 +309,7 @@ async fn open_streams_are_capped_in_bytes_per_user_and_in_all() {
     // Another user's stream of the same size goes through: its own share.
     let other = app.token("other", Plan::Pro);
     let own = logged_task(&app, &other, 50_000).await;
-    let _other_held = stalled_stream(&app, &other, &own).await;
+    let _other_held = stalled_stream(&app, &other, &own, 1).await;
     // Two users now hold ~100 kB; a third user's stream would pass the total.
     let third = app.token("third", Plan::Pro);
     let third_task = logged_task(&app, &third, 50_000).await;
