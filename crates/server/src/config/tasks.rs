@@ -16,8 +16,9 @@ pub struct TaskSettings {
     /// a connection and a subscription.
     pub max_streams_per_user: usize,
     /// Bytes of events one user's open streams may hold handed to their connections and not
-    /// yet taken by the client (`A2A__TASKS__MAX_STREAM_BYTES_PER_USER`): a stream whose next
-    /// event would pass it ends with an error naming this key, and a new stream is refused.
+    /// yet taken by the client (`A2A__TASKS__MAX_STREAM_BYTES_PER_USER`; each stream counts its
+    /// last two events): a stream whose next event would pass it ends with an error naming this
+    /// key instead of sending it (its task, if it started one, runs on).
     pub max_stream_bytes_per_user: usize,
     /// The same, over all users' streams on this replica (`A2A__TASKS__MAX_STREAM_BYTES`).
     pub max_stream_bytes: usize,
