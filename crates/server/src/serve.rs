@@ -71,9 +71,11 @@ pub struct ConnectionLimits {
     /// complete request head: before its first request (whatever it sent, HTTP/1 or HTTP/2),
     /// and between requests (keep-alive idle).
     pub header_read_timeout: Duration,
-    /// A connection whose answer in progress has waited this long for its client to take more
-    /// of it (hyper has a frame of the body and asks for no more) is dropped, with every
-    /// answer on it: a client that stops reading holds no memory or stream place for longer.
+    /// A connection is dropped, with every answer on it, once an answer in progress has waited
+    /// this long for its client to take more of it (hyper has its head or a frame of its body
+    /// and asks for no more: an HTTP/2 window left shut), or its socket has refused every write
+    /// this long (the client reads nothing, even after the body's last frame): a client that
+    /// stops reading holds no memory or stream place for longer.
     pub write_timeout: Duration,
     /// Largest request head (line and headers) accepted; larger gets 431.
     pub max_header_bytes: usize,
