@@ -33,7 +33,7 @@ use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
 use crate::serve::{self, ConnectionLimits, Threads};
-use crate::service::{A2aService, Tasks};
+use crate::service::{A2aService, SizeCaps, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
 use crate::user_slots::UserSlots;
 
@@ -216,7 +216,12 @@ pub async fn open_store(
     let (store, backend): (Arc<dyn TaskStore>, Arc<dyn RuntimeBackend>) =
         match settings.store.backend {
             StoreBackend::Memory => {
-                let store = Arc::new(MemoryStore::new(ttl, settings.store.memory_max_tasks));
+                let store = Arc::new(
+                    MemoryStore::new(ttl, settings.store.memory_max_tasks).with_byte_budget(
+                        settings.store.memory_max_bytes,
+                        settings.store.memory_max_bytes_per_user,
+                    ),
+                );
                 let backend = Arc::new(MemoryBackend::new(
                     Arc::clone(&store),
                     runtime_settings.log.ttl,
@@ -378,7 +383,10 @@ impl Application {
             Arc::clone(&metrics),
             Duration::from_secs(settings.server.request_timeout_secs),
             settings.store.context_history_tasks,
-            settings.store.max_task_bytes,
+            SizeCaps {
+                max_task_bytes: settings.store.max_task_bytes,
+                max_list_page_bytes: settings.store.max_list_page_bytes,
+            },
         );
         let card = http::documents::agent_card(&settings, &base_url, &service);
         let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
@@ -425,6 +433,7 @@ impl Application {
             connection_limits: ConnectionLimits {
                 max_connections: settings.server.max_connections,
                 header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
+                write_timeout: Duration::from_secs(settings.server.write_timeout_secs),
                 max_header_bytes: settings.server.max_header_bytes,
                 shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
             },

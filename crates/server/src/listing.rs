@@ -1,6 +1,8 @@
 //! `ListTasks`: a user's stored tasks filtered, ordered newest status first, and cut into
 //! pages by an opaque cursor, whichever store they came from. The page is chosen on the
-//! owner's index alone; only the tasks of the page are read.
+//! owner's index alone; only the tasks of the page are read, a few at a time, and the page ends
+//! early, its token pointing after its last task, once the tasks read reach the page's budget in
+//! bytes: a page of a hundred tasks of a megabyte is not one answer of a hundred megabytes.
 
 use std::collections::HashSet;
 
@@ -15,6 +17,10 @@ pub const MAX_PAGE_SIZE: u32 = 100;
 
 /// The page size when the request sets none (A2A 1.0's default).
 pub const DEFAULT_PAGE_SIZE: u32 = 50;
+
+/// Tasks read from the store per round trip while a page is filled: few enough that a page cut
+/// by its budget in bytes reads little beyond it.
+pub const READ_BATCH: usize = 8;
 
 /// Which tasks to list, and how much of each.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,8 +78,8 @@ pub struct TaskPage {
 /// Which tasks one page holds, chosen from the owner's index alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
-    /// The page's task ids, newest status first.
-    pub ids: Vec<String>,
+    /// The page's tasks' positions, newest status first.
+    pub page: Vec<Cursor>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<Cursor>,
     /// How many tasks match the filters, over all pages.
@@ -113,13 +119,47 @@ pub fn select(entries: Vec<IndexEntry>, query: &TaskQuery) -> Selection {
     let size = rest.len().min(query.page_size as usize);
     let next = (rest.len() > size && size > 0).then(|| rest[size - 1].clone());
     Selection {
-        ids: rest[..size]
-            .iter()
-            .map(|cursor| cursor.id.clone())
-            .collect(),
+        page: rest[..size].to_vec(),
         next,
         total,
     }
+}
+
+impl Selection {
+    /// The ids of the page's tasks from the `from`-th, at most `count` of them.
+    pub fn ids(&self, from: usize, count: usize) -> Vec<String> {
+        self.page
+            .iter()
+            .skip(from)
+            .take(count)
+            .map(|cursor| cursor.id.clone())
+            .collect()
+    }
+
+    /// Ends the page after its first `kept` tasks (at least one), its next page starting after
+    /// the last one kept; a page already that short is left as it is.
+    pub fn cut(&mut self, kept: usize) {
+        let kept = kept.max(1);
+        if kept < self.page.len() {
+            self.page.truncate(kept);
+            self.next = self.page.last().cloned();
+        }
+    }
+}
+
+/// How many of `stored` (the page's tasks in order, as read) fit in `max_bytes`: the tasks are
+/// taken in order while their JSON, added up, stays within it; the first always fits.
+pub fn fitting(stored: &[Option<Bytes>], max_bytes: usize) -> usize {
+    let mut bytes = 0usize;
+    let mut kept = 0;
+    for json in stored {
+        bytes += json.as_ref().map_or(0, Bytes::len);
+        if bytes > max_bytes && kept > 0 {
+            break;
+        }
+        kept += 1;
+    }
+    kept
 }
 
 /// The page's tasks read back (JSON text, `None` for one that expired meanwhile), with their
@@ -189,9 +229,15 @@ mod tests {
             )
         };
         let first = paged(None);
-        assert_eq!((first.ids.join(","), first.total), ("c,b,a".into(), 4));
+        assert_eq!(
+            (first.ids(0, 9).join(","), first.total),
+            ("c,b,a".into(), 4)
+        );
         let second = paged(Cursor::from_token(&first.next.unwrap().token()));
-        assert_eq!((second.ids.join(","), second.next), ("d".into(), None));
+        assert_eq!(
+            (second.ids(0, 9).join(","), second.next),
+            ("d".into(), None)
+        );
 
         let failed = select(
             entries.clone(),
@@ -200,7 +246,7 @@ mod tests {
                 ..query()
             },
         );
-        assert_eq!((failed.ids.join(","), failed.total), ("c".into(), 1));
+        assert_eq!((failed.ids(0, 9).join(","), failed.total), ("c".into(), 1));
         let since = select(
             entries.clone(),
             &TaskQuery {
@@ -209,7 +255,33 @@ mod tests {
                 ..query()
             },
         );
-        assert_eq!(since.ids.join(","), "b");
+        assert_eq!(since.ids(0, 9).join(","), "b");
+    }
+
+    #[test]
+    fn a_page_ends_where_its_bytes_run_out_and_goes_on_after_its_last_task() {
+        let entries: Vec<IndexEntry> = (0..5)
+            .map(|n| {
+                let timestamp = format!("2026-12-01T1{n}:00:00.000Z");
+                entry(&format!("t{n}"), "c", TaskState::Completed, &timestamp)
+            })
+            .collect();
+        let mut selection = select(entries.clone(), &query());
+        let stored: Vec<Option<Bytes>> =
+            (0..5).map(|_| Some(Bytes::from(vec![b'x'; 100]))).collect();
+        assert_eq!(fitting(&stored, 250), 2);
+        assert_eq!(fitting(&stored, 50), 1, "the first task always fits");
+        assert_eq!(fitting(&stored, 10_000), 5);
+        selection.cut(fitting(&stored, 250));
+        assert_eq!(selection.ids(0, 9).join(","), "t4,t3");
+        let rest = select(
+            entries,
+            &TaskQuery {
+                after: selection.next.clone(),
+                ..query()
+            },
+        );
+        assert_eq!(rest.ids(0, 9).join(","), "t2,t1,t0");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The accept loop: hyper with limits a server facing the internet needs and `axum::serve`
 //! does not expose — a cap on open connections, a deadline on every connection that is not
 //! serving a request (slow-loris, silent sockets, HTTP/2 prefaces that never ask anything), a
-//! bound on header size — and a graceful shutdown that answers every request already sent.
+//! bound on header size, a deadline on every answer whose client stops taking its bytes — and a
+//! graceful shutdown that answers every request already sent.
 //!
 //! At shutdown the connections the kernel has already accepted (the listen backlog) are taken
 //! before the listener closes, because closing it resets them and a load balancer cannot resend
@@ -17,10 +18,11 @@
 //! and the drain at shutdown are the same in both.
 
 use std::future::Future;
+use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,6 +33,7 @@ use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
@@ -68,6 +71,12 @@ pub struct ConnectionLimits {
     /// complete request head: before its first request (whatever it sent, HTTP/1 or HTTP/2),
     /// and between requests (keep-alive idle).
     pub header_read_timeout: Duration,
+    /// A connection is dropped, with every answer on it, once an answer in progress has waited
+    /// this long for its client to take more of it (hyper has its head or a frame of its body
+    /// and asks for no more: an HTTP/2 window left shut), or its socket has refused every write
+    /// this long (the client reads nothing, even after the body's last frame): a client that
+    /// stops reading holds no memory or stream place for longer.
+    pub write_timeout: Duration,
     /// Largest request head (line and headers) accepted; larger gets 431.
     pub max_header_bytes: usize,
     /// How long shutdown waits for requests in flight.
@@ -86,12 +95,18 @@ pub enum Threads {
 }
 
 /// What one connection is doing: requests in progress, and when it last started or finished
-/// one (milliseconds since the connection opened). Shared by the connection's service, which
-/// records requests, and the task that closes the connection once it has been idle too long.
+/// one (milliseconds since the connection opened); answers waiting for their client to take
+/// what they handed out, and when one last started waiting or was taken from. Shared by the
+/// connection's service, which records requests, and the task that closes the connection once
+/// it has been idle, or its client has taken nothing, for too long.
 struct Activity {
     opened: Instant,
     in_progress: AtomicUsize,
     last_change_ms: AtomicU64,
+    awaiting_client: AtomicUsize,
+    /// Whether the socket's last write was refused for want of room (the client reads nothing).
+    socket_full: AtomicBool,
+    last_progress_ms: AtomicU64,
     /// Stores a permit when a request starts: a wait after any request completes at once.
     began: Notify,
 }
@@ -102,16 +117,61 @@ impl Activity {
             opened: Instant::now(),
             in_progress: AtomicUsize::new(0),
             last_change_ms: AtomicU64::new(0),
+            awaiting_client: AtomicUsize::new(0),
+            socket_full: AtomicBool::new(false),
+            last_progress_ms: AtomicU64::new(0),
             began: Notify::new(),
         }
     }
 
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
     fn touch(&self) {
-        let elapsed = self.opened.elapsed().as_millis();
-        self.last_change_ms.store(
-            u64::try_from(elapsed).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        self.last_change_ms
+            .store(self.elapsed_ms(), Ordering::Relaxed);
+    }
+
+    /// An answer handed its client something (its head, or a frame of its body) and waits
+    /// for it to be taken.
+    fn await_client(&self) {
+        self.last_progress_ms
+            .store(self.elapsed_ms(), Ordering::Relaxed);
+        self.awaiting_client.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The client took what an answer handed it (the answer is asked for more), or the answer
+    /// ended.
+    fn client_took(&self) {
+        self.last_progress_ms
+            .store(self.elapsed_ms(), Ordering::Relaxed);
+        self.awaiting_client.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A write to the socket went through (`true`) or found it full (`false`). Only a change
+    /// of state is recorded, so a full socket's deadline runs from the first refusal, and a
+    /// socket taking bytes costs one load a write.
+    fn socket_wrote(&self, wrote: bool) {
+        if self.socket_full.load(Ordering::Relaxed) == wrote {
+            self.last_progress_ms
+                .store(self.elapsed_ms(), Ordering::Relaxed);
+            self.socket_full.store(!wrote, Ordering::Relaxed);
+        }
+    }
+
+    /// When the connection's write deadline falls, or `None` while no answer waits for its
+    /// client: none has handed out something it has not been asked past, and the socket takes
+    /// what is written to it (an answer's last frame may still sit in the connection's buffer
+    /// after its body ended).
+    fn write_deadline(&self, timeout: Duration) -> Option<Instant> {
+        if self.awaiting_client.load(Ordering::Relaxed) == 0
+            && !self.socket_full.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let last = Duration::from_millis(self.last_progress_ms.load(Ordering::Relaxed));
+        Some(self.opened + last + timeout)
     }
 
     /// A request head arrived; the returned token ends the request when dropped: with the
@@ -120,7 +180,10 @@ impl Activity {
         self.in_progress.fetch_add(1, Ordering::Relaxed);
         self.touch();
         self.began.notify_one();
-        InProgress(Arc::clone(self))
+        InProgress {
+            activity: Arc::clone(self),
+            awaiting_client: false,
+        }
     }
 
     /// When the connection's idle deadline falls, or `None` while a request is in progress.
@@ -133,19 +196,46 @@ impl Activity {
     }
 }
 
-/// A request in progress on its connection; dropping it ends the request.
-struct InProgress(Arc<Activity>);
+/// A request in progress on its connection, and whether its answer waits for the client to
+/// take what it handed out; dropping it ends the request.
+struct InProgress {
+    activity: Arc<Activity>,
+    awaiting_client: bool,
+}
+
+impl InProgress {
+    /// The answer handed out its head or a frame: it waits for the client.
+    fn handed_out(&mut self) {
+        if !self.awaiting_client {
+            self.awaiting_client = true;
+            self.activity.await_client();
+        }
+    }
+
+    /// The answer is asked for more: the client took what it had.
+    fn asked_for_more(&mut self) {
+        if self.awaiting_client {
+            self.awaiting_client = false;
+            self.activity.client_took();
+        }
+    }
+}
 
 impl Drop for InProgress {
     fn drop(&mut self) {
-        self.0.touch();
-        self.0.in_progress.fetch_sub(1, Ordering::Relaxed);
+        self.asked_for_more();
+        self.activity.touch();
+        self.activity.in_progress.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// A response body that keeps its request in progress until the body ends (its last frame or
 /// an error is read) or is dropped (the peer went away): an event stream still sending is not
-/// an idle connection, however long it lasts.
+/// an idle connection, however long it lasts. From its head until hyper asks for its first
+/// frame, and from each frame it yields until hyper asks for the next, it waits for the client
+/// (hyper asks for more only once what it holds is written, or, on HTTP/2, once the client's
+/// window has room): the connection's write deadline runs. While it waits for its own next
+/// frame (an event stream's idle task) the deadline does not run.
 struct BodyInProgress {
     body: Body,
     in_progress: Option<InProgress>,
@@ -160,9 +250,18 @@ impl hyper::body::Body for BodyInProgress {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
+        if let Some(in_progress) = &mut this.in_progress {
+            in_progress.asked_for_more();
+        }
         let polled = Pin::new(&mut this.body).poll_frame(cx);
-        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
-            this.in_progress = None;
+        match &polled {
+            Poll::Ready(None | Some(Err(_))) => this.in_progress = None,
+            Poll::Ready(Some(Ok(_))) => {
+                if let Some(in_progress) = &mut this.in_progress {
+                    in_progress.handed_out();
+                }
+            }
+            Poll::Pending => {}
         }
         polled
     }
@@ -173,6 +272,66 @@ impl hyper::body::Body for BodyInProgress {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// A connection's socket, recording in its [`Activity`] whether writes go through or find the
+/// socket full, for the write deadline.
+struct WatchedWrites<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S> WatchedWrites<S> {
+    fn record<T>(&self, polled: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        match &polled {
+            Poll::Ready(Ok(_)) => self.activity.socket_wrote(true),
+            Poll::Pending => self.activity.socket_wrote(false),
+            Poll::Ready(Err(_)) => {}
+        }
+        polled
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WatchedWrites<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WatchedWrites<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.record(polled)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.record(polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -199,10 +358,12 @@ pub async fn serve(
         let builder = Arc::clone(&builder);
         let router = router.clone();
         let stopping = stopping.clone();
-        let idle_timeout = limits.header_read_timeout;
+        let timeouts = Timeouts {
+            idle: limits.header_read_timeout,
+            write: limits.write_timeout,
+        };
         let Some(threads) = &threads else {
-            let connection =
-                serve_connection(&builder, stream, peer, router, idle_timeout, stopping);
+            let connection = serve_connection(&builder, stream, peer, router, timeouts, stopping);
             tokio::spawn(async move {
                 connection.await;
                 drop(permit);
@@ -220,7 +381,7 @@ pub async fn serve(
         threads.run(move || async move {
             match TcpStream::from_std(stream) {
                 Ok(stream) => {
-                    serve_connection(&builder, stream, peer, router, idle_timeout, stopping).await
+                    serve_connection(&builder, stream, peer, router, timeouts, stopping).await
                 }
                 Err(error) => {
                     tracing::warn!(%error, %peer, "a serving thread could not take a connection")
@@ -342,22 +503,59 @@ fn connection_builder(limits: &ConnectionLimits) -> auto::Builder<TokioExecutor>
     builder
 }
 
+/// The deadlines of one connection.
+#[derive(Debug, Clone, Copy)]
+struct Timeouts {
+    /// With no request in progress (see [`ConnectionLimits::header_read_timeout`]).
+    idle: Duration,
+    /// With an answer waiting for its client (see [`ConnectionLimits::write_timeout`]).
+    write: Duration,
+}
+
+/// What the connection's timer decides when it fires.
+enum Check {
+    /// An answer's client took nothing for the write timeout: drop the connection.
+    Drop,
+    /// Idle past its deadline: close it gracefully, or drop it if that was done already.
+    Idle,
+    /// Nothing due: look again then.
+    At(Instant),
+}
+
+impl Timeouts {
+    /// What is due now. Looking again no later than one write timeout from now catches an
+    /// answer that starts waiting meanwhile by its own deadline.
+    fn check(&self, activity: &Activity) -> Check {
+        let now = Instant::now();
+        let write = activity.write_deadline(self.write);
+        if write.is_some_and(|deadline| deadline <= now) {
+            return Check::Drop;
+        }
+        let idle = activity.idle_deadline(self.idle);
+        if idle.is_some_and(|deadline| deadline <= now) {
+            return Check::Idle;
+        }
+        let next = idle.unwrap_or(now + self.idle);
+        Check::At(next.min(write.unwrap_or(now + self.write)))
+    }
+}
+
 /// Serves one connection until it ends, closing it gracefully when the server stops or when
-/// it has had no request in progress (a request lasts until its response body ends) for
-/// `idle_timeout`, and at once if it has not closed
-/// within another `idle_timeout` after that.
+/// it has had no request in progress (a request lasts until its response body ends) for the
+/// idle timeout, and at once if it has not closed within another idle timeout after that; and
+/// dropping it when an answer on it has waited the write timeout for its client.
 fn serve_connection(
     builder: &auto::Builder<TokioExecutor>,
     stream: TcpStream,
     peer: SocketAddr,
     router: Router,
-    idle_timeout: Duration,
+    timeouts: Timeouts,
     mut stopping: watch::Receiver<bool>,
 ) -> impl Future<Output = ()> + Send + 'static {
     let activity = Arc::new(Activity::new());
     let watched = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-        let in_progress = watched.begin();
+        let mut in_progress = watched.begin();
         request
             .extensions_mut()
             .insert(ConnectInfo::<SocketAddr>(peer));
@@ -367,20 +565,27 @@ fn serve_connection(
                 Ok(response) if response.extensions().get::<DropConnection>().is_some() => {
                     Err(Dropped)
                 }
-                Ok(response) => Ok(response.map(|body| BodyInProgress {
-                    body,
-                    in_progress: Some(in_progress),
-                })),
+                Ok(response) => {
+                    in_progress.handed_out();
+                    Ok(response.map(|body| BodyInProgress {
+                        body,
+                        in_progress: Some(in_progress),
+                    }))
+                }
                 Err(infallible) => match infallible {},
             }
         }
     });
+    let socket = WatchedWrites {
+        inner: LingeringClose::new(stream),
+        activity: Arc::clone(&activity),
+    };
     let connection = builder
-        .serve_connection_with_upgrades(TokioIo::new(LingeringClose::new(stream)), service)
+        .serve_connection_with_upgrades(TokioIo::new(socket), service)
         .into_owned();
     async move {
         tokio::pin!(connection);
-        let check = tokio::time::sleep(idle_timeout);
+        let check = tokio::time::sleep(timeouts.idle.min(timeouts.write));
         tokio::pin!(check);
         let mut closing = false;
         let mut stop_after_first_request = false;
@@ -402,18 +607,21 @@ fn serve_connection(
                     closing = true;
                     connection.as_mut().graceful_shutdown();
                 }
-                () = &mut check => match activity.idle_deadline(idle_timeout) {
-                    Some(deadline) if deadline <= Instant::now() => {
+                () = &mut check => match timeouts.check(&activity) {
+                    Check::Drop => {
+                        tracing::debug!(%peer, "an answer's client took nothing for the write timeout: dropped");
+                        return;
+                    }
+                    Check::Idle => {
                         if closing {
                             tracing::debug!(%peer, "idle connection did not close: dropped");
                             return;
                         }
                         closing = true;
                         connection.as_mut().graceful_shutdown();
-                        check.as_mut().reset(Instant::now() + idle_timeout);
+                        check.as_mut().reset(Instant::now() + timeouts.idle);
                     }
-                    Some(deadline) => check.as_mut().reset(deadline),
-                    None => check.as_mut().reset(Instant::now() + idle_timeout),
+                    Check::At(next) => check.as_mut().reset(next),
                 },
             }
         }

@@ -97,9 +97,22 @@ pub struct A2aService {
     metrics: Arc<Metrics>,
     skill_timeout: Duration,
     context_history_tasks: usize,
-    max_task_bytes: usize,
+    sizes: SizeCaps,
     push: Option<Arc<Push>>,
     charge_first: ChargeFirstOwners,
+}
+
+/// How long a sender refused for a full store is told to wait: tasks leave as they expire, the
+/// oldest first.
+const FULL_STORE_RETRY_SECS: u64 = 60;
+
+/// The sizes in bytes the service keeps what it stores and answers within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeCaps {
+    /// The largest stored task (`store.max_task_bytes`): a continuation past it is refused.
+    pub max_task_bytes: usize,
+    /// The stored tasks one `ListTasks` page reads at most (`store.max_list_page_bytes`).
+    pub max_list_page_bytes: usize,
 }
 
 /// A condition the conformance kit simulates inside the service, passed to [`A2aService::call`]
@@ -313,7 +326,7 @@ impl A2aService {
         metrics: Arc<Metrics>,
         skill_timeout: Duration,
         context_history_tasks: usize,
-        max_task_bytes: usize,
+        sizes: SizeCaps,
     ) -> Self {
         A2aService {
             skills,
@@ -323,7 +336,7 @@ impl A2aService {
             metrics,
             skill_timeout,
             context_history_tasks,
-            max_task_bytes,
+            sizes,
             push: tasks.push,
             charge_first: ChargeFirstOwners::new(ChargeFirstOwners::CAPACITY),
         }
@@ -374,8 +387,8 @@ impl A2aService {
         self.charge(principal, Bucket::Read).await?;
         let owner = &principal.owner;
         let query = &request.query;
-        let selection = listing::select(self.store.owned_index(owner).await?, query);
-        let stored = self.store.tasks(owner, &selection.ids).await?;
+        let mut selection = listing::select(self.store.owned_index(owner).await?, query);
+        let stored = self.read_page(owner, &mut selection).await?;
         let mut page = listing::page(selection, stored, query)?;
         if !request.include_artifacts {
             for task in &mut page.tasks {
@@ -383,6 +396,27 @@ impl A2aService {
             }
         }
         Ok(page)
+    }
+
+    /// The tasks of a page, read a few at a time until they reach the page's budget in bytes;
+    /// the page is cut after the last that fits.
+    async fn read_page(
+        &self,
+        owner: &Owner,
+        selection: &mut listing::Selection,
+    ) -> Result<Vec<Option<Bytes>>, ApiError> {
+        let mut stored = Vec::with_capacity(selection.page.len());
+        let mut bytes = 0usize;
+        while stored.len() < selection.page.len() && bytes <= self.sizes.max_list_page_bytes {
+            let ids = selection.ids(stored.len(), listing::READ_BATCH);
+            let read = self.store.tasks(owner, &ids).await?;
+            bytes += read.iter().flatten().map(Bytes::len).sum::<usize>();
+            stored.extend(read);
+        }
+        let kept = listing::fitting(&stored, self.sizes.max_list_page_bytes);
+        selection.cut(kept);
+        stored.truncate(kept);
+        Ok(stored)
     }
 
     /// Sets a push config on the caller's task, working or kept (a kept task's configs are
@@ -533,12 +567,12 @@ impl A2aService {
     /// Refuses a task that would be stored larger than the cap (`-32602`); what is stored
     /// already stays as it was.
     fn check_task_size(&self, bytes: usize) -> Result<(), ApiError> {
-        if bytes <= self.max_task_bytes {
+        if bytes <= self.sizes.max_task_bytes {
             return Ok(());
         }
         Err(ApiError::InvalidParams(format!(
             "the task would be {bytes} bytes stored, over the limit of {} bytes; send a shorter message, or start a new task in the same conversation (contextId without taskId)",
-            self.max_task_bytes
+            self.sizes.max_task_bytes
         )))
     }
 
@@ -733,6 +767,12 @@ impl A2aService {
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
             return Ok(Prepared::Replayed(record.task_id));
+        }
+        if let Some(budget) = self.store.over_budget() {
+            return Err(ApiError::OverBudget {
+                budget,
+                retry_after_secs: FULL_STORE_RETRY_SECS,
+            });
         }
         if let Some(config) = &push {
             self.push()?.check_config(config)?;

@@ -2,6 +2,11 @@
 //! the request's `id` (`message/stream`, `tasks/resubscribe`, `SendStreamingMessage`,
 //! `SubscribeToTask`), a keep-alive comment on an idle stream, and the end of the answer after
 //! the final status. A client that goes away drops only its subscription: the task runs on.
+//!
+//! Each event counts against the owner's and the replica's budgets of queued stream bytes from
+//! when it is handed to the connection until the connection asks for the next one (its client
+//! took it, or most of it); an event that would pass a budget is not sent: the stream ends with
+//! the refusal naming the budget instead.
 
 use std::convert::Infallible;
 
@@ -27,16 +32,27 @@ pub enum EventWire {
     V1,
 }
 
-/// The answer streaming `subscription`'s events under the request's `id`. When the events
-/// cannot be read on (the shared store failed), `failure` (a JSON-RPC error response of this
-/// wire, made by the caller) is the last event.
+/// Makes the last event of a stream refused for a byte budget: a JSON-RPC error response of
+/// the stream's wire naming the budget's setting.
+pub type Refusal = Box<dyn Fn(&'static str) -> Bytes + Send + Sync>;
+
+/// How a stream ends early, made by the caller in its wire's terms.
+pub struct Endings {
+    /// The last event when the events cannot be read on (the shared store failed).
+    pub failure: Bytes,
+    /// The last event when the next one would pass a byte budget.
+    pub refusal: Refusal,
+}
+
+/// The answer streaming `subscription`'s events under the request's `id`, ending early as
+/// `endings` say.
 pub fn event_stream(
     subscription: Subscription,
     id: Option<Id>,
     wire: EventWire,
-    failure: Bytes,
+    endings: Endings,
 ) -> Response {
-    Sse::new(events(subscription, id, wire, failure)).into_response()
+    Sse::new(events(subscription, id, wire, endings)).into_response()
 }
 
 struct Streaming {
@@ -44,26 +60,33 @@ struct Streaming {
     id: Option<Id>,
     wire: EventWire,
     failure: Option<Bytes>,
+    refusal: Refusal,
 }
 
 fn events(
     subscription: Subscription,
     id: Option<Id>,
     wire: EventWire,
-    failure: Bytes,
+    endings: Endings,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let state = Streaming {
         subscription,
         id,
         wire,
-        failure: Some(failure),
+        failure: Some(endings.failure),
+        refusal: endings.refusal,
     };
     futures::stream::unfold(state, |mut state| async move {
         // After a failure there is nothing more to send.
         state.failure.as_ref()?;
+        // Asked for the next event: the connection has room again.
+        state.subscription.taken();
         let event = match state.subscription.next().await {
             Ok(Some(Next::Event(json))) => match state.render(&json) {
-                Ok(body) => Event::default().data(body),
+                Ok(body) => match state.subscription.handed_out(body.len()) {
+                    Ok(()) => Event::default().data(body),
+                    Err(budget) => state.refuse(budget)?,
+                },
                 Err(error) => state.fail(&error)?,
             },
             Ok(Some(Next::KeepAlive)) => Event::default().comment("keep-alive"),
@@ -88,6 +111,17 @@ impl Streaming {
             }
         };
         String::from_utf8(body).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    /// The refusal naming `budget`, as the last event.
+    fn refuse(&mut self, budget: &'static str) -> Option<Event> {
+        tracing::info!(
+            budget,
+            "a stream's next event would pass a byte budget; the stream ends"
+        );
+        self.failure.take()?;
+        let refusal = (self.refusal)(budget);
+        Some(Event::default().data(String::from_utf8_lossy(&refusal)))
     }
 
     /// The failure event, once; `None` when it was sent already.

@@ -84,6 +84,11 @@ pub struct ServerSettings {
     pub header_read_timeout_secs: u64,
     /// A client must send its whole body within this many seconds (slow clients).
     pub body_read_timeout_secs: u64,
+    /// Seconds an answer in progress may wait for its client to take more of it
+    /// (`A2A__SERVER__WRITE_TIMEOUT_SECS`): a response body (an event stream included) whose
+    /// client accepts no bytes for this long is cut, its connection closed and its stream place
+    /// and memory given back.
+    pub write_timeout_secs: u64,
     /// Largest request head (line and headers) in bytes; at least 8192.
     pub max_header_bytes: usize,
     /// Failed authentications per minute per client address before it is refused with 429
@@ -135,6 +140,7 @@ impl Default for ServerSettings {
             max_in_flight_per_user: 64,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 15,
+            write_timeout_secs: 30,
             max_header_bytes: 16 * 1024,
             failed_auth_per_minute_per_ip: 60,
             trusted_proxies: String::new(),
@@ -244,6 +250,18 @@ pub struct StoreSettings {
     /// Largest stored task, as JSON bytes (`A2A__STORE__MAX_TASK_BYTES`): a continuation that
     /// would grow a task past it is refused with `-32602`, and the stored task stays as it was.
     pub max_task_bytes: usize,
+    /// Bytes of stored task JSON one `ListTasks` page holds at most
+    /// (`A2A__STORE__MAX_LIST_PAGE_BYTES`): a page that would pass it ends early, with its
+    /// `nextPageToken`, so the client continues; a page always holds at least one task.
+    pub max_list_page_bytes: usize,
+    /// Bytes the memory store keeps at most, its tasks and the running tasks' event logs
+    /// together (`A2A__STORE__MEMORY_MAX_BYTES`): a new task that finds it full is refused
+    /// (`-32003`, naming this key); no one's task is pushed out for it.
+    pub memory_max_bytes: u64,
+    /// Each user's share of the memory store, in bytes (`A2A__STORE__MEMORY_MAX_BYTES_PER_USER`):
+    /// a user's saves beyond it push out that user's own oldest tasks (and leave that user's
+    /// event logs short), never another user's.
+    pub memory_max_bytes_per_user: u64,
     /// How long one Redis command (store and limiter connections, and connecting) may take
     /// before it is an error, in milliseconds (`A2A__STORE__REDIS_TIMEOUT_MS`): a stalled Redis
     /// becomes a quick `-32603` instead of a hung request.
@@ -260,6 +278,9 @@ impl Default for StoreSettings {
             memory_max_tasks: 1_000_000,
             context_history_tasks: 10,
             max_task_bytes: 1024 * 1024,
+            max_list_page_bytes: 4 * 1024 * 1024,
+            memory_max_bytes: 1024 * 1024 * 1024,
+            memory_max_bytes_per_user: 64 * 1024 * 1024,
             redis_timeout_ms: 2000,
         }
     }
@@ -905,6 +926,30 @@ impl Settings {
             return Err(ConfigError::invalid(
                 "store.max_task_bytes",
                 "must be at least 4096 (bytes)",
+            ));
+        }
+        if self.store.max_list_page_bytes < 4096 {
+            return Err(ConfigError::invalid(
+                "store.max_list_page_bytes",
+                "must be at least 4096 (bytes)",
+            ));
+        }
+        if self.store.memory_max_bytes_per_user < self.store.max_task_bytes as u64 {
+            return Err(ConfigError::invalid(
+                "store.memory_max_bytes_per_user",
+                "must be at least store.max_task_bytes (one task of the largest size)",
+            ));
+        }
+        if self.store.memory_max_bytes < self.store.memory_max_bytes_per_user {
+            return Err(ConfigError::invalid(
+                "store.memory_max_bytes",
+                "must be at least store.memory_max_bytes_per_user",
+            ));
+        }
+        if self.server.write_timeout_secs == 0 {
+            return Err(ConfigError::invalid(
+                "server.write_timeout_secs",
+                "must be at least 1",
             ));
         }
         if self.limits.reads_per_minute == 0 {

@@ -15,6 +15,13 @@ pub struct TaskSettings {
     /// Streams one user may hold open at once (`A2A__TASKS__MAX_STREAMS_PER_USER`); each holds
     /// a connection and a subscription.
     pub max_streams_per_user: usize,
+    /// Bytes of events one user's open streams may hold handed to their connections and not
+    /// yet taken by the client (`A2A__TASKS__MAX_STREAM_BYTES_PER_USER`; each stream counts its
+    /// last two events): a stream whose next event would pass it ends with an error naming this
+    /// key instead of sending it (its task, if it started one, runs on).
+    pub max_stream_bytes_per_user: usize,
+    /// The same, over all users' streams on this replica (`A2A__TASKS__MAX_STREAM_BYTES`).
+    pub max_stream_bytes: usize,
     /// Events one task's log keeps (`A2A__TASKS__MAX_EVENTS_PER_TASK`); later chunks are left
     /// out of the log (the stored task still holds the whole answer) and the final status
     /// always goes in.
@@ -39,6 +46,8 @@ impl Default for TaskSettings {
         TaskSettings {
             max_running_per_user: 8,
             max_streams_per_user: 16,
+            max_stream_bytes_per_user: 8 * 1024 * 1024,
+            max_stream_bytes: 256 * 1024 * 1024,
             max_events_per_task: 10_000,
             max_event_bytes_per_task: 4 * 1024 * 1024,
             event_ttl_secs: 3600,
@@ -66,6 +75,18 @@ impl TaskSettings {
         ];
         if let Some((key, _)) = at_least_one.iter().find(|(_, value)| *value == 0) {
             return Some((key, "must be at least 1".into()));
+        }
+        if self.max_stream_bytes_per_user < 4096 {
+            return Some((
+                "tasks.max_stream_bytes_per_user",
+                "must be at least 4096".into(),
+            ));
+        }
+        if self.max_stream_bytes < self.max_stream_bytes_per_user {
+            return Some((
+                "tasks.max_stream_bytes",
+                "must be at least tasks.max_stream_bytes_per_user".into(),
+            ));
         }
         if self.max_events_per_task < 2 {
             return Some((

@@ -91,6 +91,18 @@ pub enum ApiError {
         /// by a limiter).
         limit: Option<u32>,
     },
+    /// The call would make the server hold more bytes than a budget allows (open streams'
+    /// queued events, the memory store): `-32003` and 429 like the other caps on what one user
+    /// may hold (the `streams` and `running` buckets), naming the budget's setting.
+    #[error(
+        "Over the byte budget `{budget}`: the server already holds as much for this as it may; retry after {retry_after_secs} s"
+    )]
+    OverBudget {
+        /// The budget's setting key.
+        budget: &'static str,
+        /// Whole seconds to wait.
+        retry_after_secs: u64,
+    },
     /// A fault of the server; the detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
@@ -118,7 +130,7 @@ impl ApiError {
             | ApiError::TaskFinished { .. } => ErrorCode::InvalidParams,
             ApiError::TaskNotFound(_) => ErrorCode::TaskNotFound,
             ApiError::SkillNotFound { .. } => ErrorCode::SkillNotFound,
-            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::RateLimited { .. } | ApiError::OverBudget { .. } => ErrorCode::RateLimited,
             ApiError::Internal(_) | ApiError::Overloaded { .. } => ErrorCode::InternalError,
         }
     }
@@ -128,7 +140,9 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::PlanRequired => StatusCode::FORBIDDEN,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::OverBudget { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::InvalidRequest { status, .. } => *status,
             _ => StatusCode::OK,
@@ -161,6 +175,12 @@ impl ApiError {
             } => ErrorObject::new(code, self.to_string())
                 .with_data("retryAfter", *retry_after_secs)
                 .with_data("bucket", *bucket),
+            ApiError::OverBudget {
+                budget,
+                retry_after_secs,
+            } => ErrorObject::new(code, self.to_string())
+                .with_data("retryAfter", *retry_after_secs)
+                .with_data("budget", *budget),
             ApiError::TaskNotFound(id) => {
                 ErrorObject::new(code, self.to_string()).with_data("taskId", id.as_str())
             }
@@ -175,6 +195,9 @@ impl ApiError {
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
             ApiError::RateLimited {
+                retry_after_secs, ..
+            }
+            | ApiError::OverBudget {
                 retry_after_secs, ..
             }
             | ApiError::Overloaded { retry_after_secs } => Some(*retry_after_secs),
@@ -237,6 +260,14 @@ mod tests {
                     retry_after_secs: 3,
                     bucket: "default",
                     limit: Some(15),
+                },
+                -32003,
+                429,
+            ),
+            (
+                ApiError::OverBudget {
+                    budget: "store.memory_max_bytes",
+                    retry_after_secs: 60,
                 },
                 -32003,
                 429,

@@ -135,6 +135,19 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
                 error.to_string(),
             )
         }
+        ApiError::OverBudget {
+            budget,
+            retry_after_secs,
+        } => {
+            metadata.insert("retryAfter".into(), Value::from(*retry_after_secs));
+            metadata.insert("budget".into(), Value::String((*budget).into()));
+            (
+                SERVER_ERROR_CODE,
+                "RATE_LIMITED",
+                StatusCode::TOO_MANY_REQUESTS,
+                error.to_string(),
+            )
+        }
         ApiError::Overloaded { retry_after_secs } => {
             metadata.insert("retryAfter".into(), Value::from(*retry_after_secs));
             (

@@ -252,6 +252,7 @@ impl Answered {
                 } else {
                     (Wire::V03, EventWire::V03)
                 };
+                let v1 = self.wire.is_v1();
                 let failure = Failure::new(
                     ApiError::Internal("a task's events could not be read on".into()),
                     wire,
@@ -259,8 +260,19 @@ impl Answered {
                     request_id,
                 )
                 .body();
+                let (id, request_id) = (self.id.clone(), request_id.to_string());
+                let retry_after_secs = streamed.subscription.keepalive().as_secs();
+                let refusal: sse::Refusal = Box::new(move |budget| {
+                    let error = ApiError::OverBudget {
+                        budget,
+                        retry_after_secs,
+                    };
+                    let wire = if v1 { Wire::V1 } else { Wire::V03 };
+                    Failure::new(error, wire, id.clone(), &request_id).body()
+                });
+                let endings = sse::Endings { failure, refusal };
                 let mut response =
-                    sse::event_stream(streamed.subscription, self.id, events, failure);
+                    sse::event_stream(streamed.subscription, self.id, events, endings);
                 if let Some((decision, bucket)) = streamed.rate {
                     rate_headers(response.headers_mut(), decision, bucket.as_str());
                 }

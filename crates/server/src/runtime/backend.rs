@@ -176,9 +176,11 @@ pub trait RuntimeBackend: Send + Sync {
     /// Gives a stream place back.
     async fn release_stream(&self, owner: &Owner, stream_id: &str) -> Result<(), StoreError>;
 
-    /// Appends one event (JSON text) to a task's log and signals [`Signal::Appended`].
+    /// Appends one event (JSON text) to the owner's task's log and signals
+    /// [`Signal::Appended`].
     async fn append(
         &self,
+        owner: &Owner,
         key: &TaskKey,
         event: &Bytes,
         is_final: bool,

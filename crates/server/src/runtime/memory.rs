@@ -1,5 +1,10 @@
 //! The runtime's state in this process, beside the memory task store: the same behaviour as
 //! Redis for one process (and for several runtimes sharing one backend, as the tests do).
+//!
+//! Event logs are counted in bytes into the memory store's total, and each owner's within a
+//! share as large as its share of stored tasks: an event that would pass either is left out of
+//! its log as the log's own caps leave it out (the final status always goes in), so one owner's
+//! logs never crowd out another's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,6 +26,7 @@ const SIGNAL_BUFFER: usize = 4096;
 /// Working records, stream places and event logs, behind one lock each.
 pub struct MemoryBackend {
     store: Arc<MemoryStore>,
+    log_bytes: Arc<LogBytes>,
     working: Mutex<HashMap<(Owner, String), Record>>,
     streams: Mutex<HashMap<Owner, HashMap<String, Instant>>>,
     logs: Cache<TaskKey, Arc<Mutex<Log>>>,
@@ -36,11 +42,56 @@ struct Record {
     ending: bool,
 }
 
-#[derive(Default)]
 struct Log {
     events: Vec<Bytes>,
     bytes: usize,
     closed: bool,
+    owner: Owner,
+    ledger: Arc<LogBytes>,
+}
+
+impl Drop for Log {
+    /// A log leaving (expired, evicted, cleared, and no reader holding it) gives its bytes back.
+    fn drop(&mut self) {
+        self.ledger.give_back(&self.owner, self.bytes);
+    }
+}
+
+/// The bytes of the event logs, per owner, counted into the memory store's total.
+struct LogBytes {
+    store: Arc<MemoryStore>,
+    by_owner: Mutex<HashMap<Owner, usize>>,
+}
+
+impl LogBytes {
+    /// Counts `bytes` more of the owner's logs, unless they would pass the owner's share or the
+    /// store's total (then `false`, nothing counted); `always` counts them regardless (a final
+    /// status).
+    fn take(&self, owner: &Owner, bytes: usize, always: bool) -> bool {
+        let mut by_owner = self.by_owner.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = by_owner.get(owner).copied().unwrap_or(0);
+        if always {
+            self.store.force_log_bytes(bytes);
+        } else if held + bytes > self.store.owner_share() || !self.store.take_log_bytes(bytes) {
+            return false;
+        }
+        *by_owner.entry(owner.clone()).or_insert(0) += bytes;
+        true
+    }
+
+    fn give_back(&self, owner: &Owner, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
+        self.store.give_back_log_bytes(bytes);
+        let mut by_owner = self.by_owner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(held) = by_owner.get_mut(owner) {
+            *held = held.saturating_sub(bytes);
+            if *held == 0 {
+                by_owner.remove(owner);
+            }
+        }
+    }
 }
 
 impl MemoryBackend {
@@ -48,6 +99,10 @@ impl MemoryBackend {
     /// is kept and `max_logs` how many (the least recently used go first).
     pub fn new(store: Arc<MemoryStore>, log_ttl: Duration, max_logs: u64) -> Self {
         MemoryBackend {
+            log_bytes: Arc::new(LogBytes {
+                store: Arc::clone(&store),
+                by_owner: Mutex::default(),
+            }),
             store,
             working: Mutex::default(),
             streams: Mutex::default(),
@@ -222,12 +277,21 @@ impl RuntimeBackend for MemoryBackend {
 
     async fn append(
         &self,
+        owner: &Owner,
         key: &TaskKey,
         event: &Bytes,
         is_final: bool,
         caps: LogCaps,
     ) -> Result<Appended, StoreError> {
-        let log = self.logs.get_with(key.clone(), Arc::default);
+        let log = self.logs.get_with(key.clone(), || {
+            Arc::new(Mutex::new(Log {
+                events: Vec::new(),
+                bytes: 0,
+                closed: false,
+                owner: owner.clone(),
+                ledger: Arc::clone(&self.log_bytes),
+            }))
+        });
         {
             let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
             if log.closed {
@@ -238,6 +302,9 @@ impl RuntimeBackend for MemoryBackend {
             } else if log.events.len() + 1 >= caps.max_events
                 || log.bytes + event.len() > caps.max_bytes
             {
+                return Ok(Appended::Full);
+            }
+            if !self.log_bytes.take(&log.owner, event.len(), is_final) {
                 return Ok(Appended::Full);
             }
             log.bytes += event.len();

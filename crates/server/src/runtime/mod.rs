@@ -13,6 +13,7 @@
 mod backend;
 mod memory;
 mod redis;
+mod stream_bytes;
 mod subscription;
 
 use std::collections::{HashMap, HashSet};
@@ -38,6 +39,7 @@ pub use backend::{
 };
 pub use memory::MemoryBackend;
 pub use redis::RedisBackend;
+pub use stream_bytes::StreamByteCaps;
 pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
@@ -75,6 +77,9 @@ pub struct RuntimeSettings {
     pub max_running_per_owner: usize,
     /// Streams one owner may hold open at once.
     pub max_streams_per_owner: usize,
+    /// Bytes of events open streams may hold handed to their connections and not yet taken
+    /// by their clients, per owner and on this replica.
+    pub stream_bytes: StreamByteCaps,
     /// Caps on each task's event log.
     pub log: LogCaps,
     /// The largest task stored (its JSON, in bytes): a task whose answer would make it larger
@@ -90,6 +95,10 @@ impl RuntimeSettings {
             keepalive: Duration::from_secs(settings.keepalive_secs),
             max_running_per_owner: settings.max_running_per_user,
             max_streams_per_owner: settings.max_streams_per_user,
+            stream_bytes: StreamByteCaps {
+                per_owner: settings.max_stream_bytes_per_user,
+                total: settings.max_stream_bytes,
+            },
             log: LogCaps {
                 max_events: settings.max_events_per_task,
                 max_bytes: settings.max_event_bytes_per_task,
@@ -162,6 +171,8 @@ struct Shared {
     backend: Arc<dyn RuntimeBackend>,
     store: Arc<dyn TaskStore>,
     settings: RuntimeSettings,
+    /// The bytes open streams' clients have not taken yet.
+    stream_bytes: stream_bytes::StreamBytes,
     /// Told of every state change this replica records.
     observer: Option<Arc<dyn TransitionObserver>>,
     /// This replica's runners, by task.
@@ -204,6 +215,7 @@ impl TaskRuntime {
             backend,
             store,
             settings,
+            stream_bytes: stream_bytes::StreamBytes::new(settings.stream_bytes),
             observer,
             running: Mutex::default(),
             waiting: Mutex::default(),
@@ -255,10 +267,11 @@ impl TaskRuntime {
         if !new.new_in_context {
             shared.backend.clear_log(&key).await?;
         }
-        shared.append(&key, &submitted, false).await?;
+        shared.append(&new.owner, &key, &submitted, false).await?;
         shared.entered(&new.owner, &task.id, &submitted).await;
         let sink = EventSink {
             shared: Arc::clone(shared),
+            owner: new.owner.clone(),
             key: key.clone(),
             task_id: task.id.clone(),
             context_id: task.context_id.clone(),
@@ -410,12 +423,13 @@ impl TaskRuntime {
 impl Shared {
     async fn append(
         &self,
+        owner: &Owner,
         key: &TaskKey,
         event: &Bytes,
         is_final: bool,
     ) -> Result<Appended, StoreError> {
         self.backend
-            .append(key, event, is_final, self.settings.log)
+            .append(owner, key, event, is_final, self.settings.log)
             .await
     }
 
@@ -424,8 +438,13 @@ impl Shared {
     async fn close(&self, owner: &Owner, task: &Task, json: &Bytes) -> Result<(), StoreError> {
         let event =
             TaskStatusUpdateEvent::new(&task.id, &task.context_id, task.status.clone(), true);
-        self.append(&TaskKey::of(owner, &task.id), &to_json(&event)?, true)
-            .await?;
+        self.append(
+            owner,
+            &TaskKey::of(owner, &task.id),
+            &to_json(&event)?,
+            true,
+        )
+        .await?;
         self.entered(owner, &task.id, json).await;
         Ok(())
     }
@@ -524,6 +543,7 @@ impl Shared {
 /// Hands a running task's work the way to send artifacts as it makes them (streamed answers).
 pub struct EventSink {
     shared: Arc<Shared>,
+    owner: Owner,
     key: TaskKey,
     task_id: String,
     context_id: String,
@@ -552,7 +572,7 @@ impl EventSink {
             last_chunk,
         );
         self.shared
-            .append(&self.key, &to_json(&event)?, false)
+            .append(&self.owner, &self.key, &to_json(&event)?, false)
             .await
     }
 }
@@ -602,7 +622,9 @@ impl Run {
             working.status.clone(),
             false,
         );
-        shared.append(&self.key, &to_json(&event)?, false).await?;
+        shared
+            .append(&self.owner, &self.key, &to_json(&event)?, false)
+            .await?;
         shared
             .entered(&self.owner, &working.id, &working_json)
             .await;
@@ -646,7 +668,9 @@ impl Run {
         for artifact in unsent {
             let event =
                 TaskArtifactUpdateEvent::new(&task.id, &task.context_id, artifact, false, true);
-            shared.append(&self.key, &to_json(&event)?, false).await?;
+            shared
+                .append(&self.owner, &self.key, &to_json(&event)?, false)
+                .await?;
         }
         if shared
             .backend

@@ -367,6 +367,7 @@ impl RuntimeBackend for RedisBackend {
 
     async fn append(
         &self,
+        _owner: &Owner,
         key: &TaskKey,
         event: &Bytes,
         is_final: bool,

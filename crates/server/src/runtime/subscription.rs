@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Deserialize;
 use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
 use a2a_types::TaskStatusUpdateEvent;
 
@@ -26,19 +27,29 @@ pub enum Next {
 }
 
 /// One of an owner's stream places (see [`super::TaskRuntime::hold_stream`]), held until it is
-/// dropped or released; a subscription keeps it renewed while it lives.
+/// dropped or released. A task of its own renews it every keep-alive interval for as long as
+/// it lives, whether or not its stream is read: a stream whose client reads nothing still
+/// counts against the cap until its answer ends (cut at the write deadline, or dropped).
 pub struct StreamPlace {
     shared: Arc<Shared>,
     owner: Owner,
     stream_id: String,
+    renewal: AbortHandle,
 }
 
 impl StreamPlace {
     pub(super) fn new(shared: Arc<Shared>, owner: Owner, stream_id: String) -> Self {
+        let renewal = tokio::spawn(renew_forever(
+            Arc::clone(&shared),
+            owner.clone(),
+            stream_id.clone(),
+        ))
+        .abort_handle();
         StreamPlace {
             shared,
             owner,
             stream_id,
+            renewal,
         }
     }
 
@@ -49,32 +60,42 @@ impl StreamPlace {
 
     /// Gives the place back now (dropping it gives it back soon after, on a task of its own).
     pub async fn release(mut self) -> Result<(), StoreError> {
+        self.renewal.abort();
         let stream_id = std::mem::take(&mut self.stream_id);
         self.shared
             .backend
             .release_stream(&self.owner, &stream_id)
             .await
     }
+}
 
-    async fn renew(&self) -> Result<(), StoreError> {
-        let settings = self.shared.settings;
-        // A place lost meanwhile (a Redis restart) is taken again when one is free; the stream
-        // goes on either way.
-        self.shared
+/// Renews a stream place every keep-alive interval (it lapses after three without renewal, so
+/// a replica that dies frees its places soon). A place lost meanwhile (a Redis restart) is
+/// taken again when one is free; the stream goes on either way.
+async fn renew_forever(shared: Arc<Shared>, owner: Owner, stream_id: String) {
+    let mut tick = tokio::time::interval(shared.settings.keepalive);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let renewed = shared
             .backend
             .hold_stream(
-                &self.owner,
-                &self.stream_id,
-                self.shared.stream_hold(),
-                settings.max_streams_per_owner,
+                &owner,
+                &stream_id,
+                shared.stream_hold(),
+                shared.settings.max_streams_per_owner,
             )
-            .await?;
-        Ok(())
+            .await;
+        if let Err(error) = renewed {
+            tracing::warn!(%error, "a stream place could not be renewed; it is tried again");
+        }
     }
 }
 
 impl Drop for StreamPlace {
     fn drop(&mut self) {
+        self.renewal.abort();
         if self.stream_id.is_empty() {
             return;
         }
@@ -105,6 +126,9 @@ pub struct Subscription {
     done: bool,
     /// Whether the task's state was looked at since the log last ran dry.
     checked: bool,
+    /// Bytes of the last two events handed out, the older first: counted as not yet taken by
+    /// the client (see [`Subscription::taken`]).
+    queued: [usize; 2],
 }
 
 /// The one field of an event that says whether it ends the stream.
@@ -132,7 +156,35 @@ impl Subscription {
             pending: VecDeque::new(),
             done: false,
             checked: false,
+            queued: [0; 2],
         }
+    }
+
+    /// How often an idle stream gets a keep-alive: also how long a stream refused for a byte
+    /// budget is told to wait.
+    pub fn keepalive(&self) -> std::time::Duration {
+        self.shared.settings.keepalive
+    }
+
+    /// Counts `bytes` of an event as handed to the connection, within the owner's and the
+    /// replica's budgets of queued stream bytes; `Err` names the budget it would pass (then
+    /// nothing is counted and the event must not be sent).
+    pub fn handed_out(&mut self, bytes: usize) -> Result<(), &'static str> {
+        self.shared.stream_bytes.take(self.place.owner(), bytes)?;
+        self.queued[1] += bytes;
+        Ok(())
+    }
+
+    /// The connection asks for the next event: the one before the last it was handed no
+    /// longer counts. The last still does: asking for more says the connection has room, not
+    /// that the client took it (HTTP/2 buffers a whole event the client's window does not
+    /// admit yet; HTTP/1 asks once most of it is written).
+    pub fn taken(&mut self) {
+        let [older, newer] = self.queued;
+        self.queued = [newer, 0];
+        self.shared
+            .stream_bytes
+            .give_back(self.place.owner(), older);
     }
 
     /// The next event, a keep-alive after an idle interval, or `None` after the final event.
@@ -167,7 +219,6 @@ impl Subscription {
                 Ok(()) => continue,
                 Err(_) => {
                     self.checked = false;
-                    self.place.renew().await?;
                     if self.fill().await? {
                         continue;
                     }
@@ -220,5 +271,14 @@ impl Subscription {
             None => self.done = true,
         }
         Ok(true)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let [older, newer] = std::mem::take(&mut self.queued);
+        self.shared
+            .stream_bytes
+            .give_back(self.place.owner(), older + newer);
     }
 }

@@ -254,6 +254,12 @@ pub trait TaskStore: Send + Sync {
     /// Whether the backend answers (readiness).
     async fn ping(&self) -> Result<(), StoreError>;
 
+    /// The setting of a budget in bytes the store has reached, when it has: a new task is
+    /// refused then (the memory store's total). `None`, the default: there is room.
+    fn over_budget(&self) -> Option<&'static str> {
+        None
+    }
+
     /// This store's saves that charge their call, when it can apply a limiter's
     /// [`BucketCharge`] in the same atomic step as a save (Redis, where the shared limiter's
     /// buckets may live beside the tasks). `None`, the default: the limiter charges first.

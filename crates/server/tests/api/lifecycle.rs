@@ -13,10 +13,11 @@ use bytes::Bytes;
 use magisterium_a2a::redis_conn;
 use magisterium_a2a::runtime::{
     Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
-    RuntimeSettings, Started, Subscribed, Subscription, TaskRuntime, TransitionObserver,
+    RuntimeSettings, Started, StreamByteCaps, Subscribed, Subscription, TaskRuntime,
+    TransitionObserver,
 };
 use magisterium_a2a::skill_stream::{StreamedRun, run_streamed};
-use magisterium_a2a::sse::{EventWire, event_stream};
+use magisterium_a2a::sse::{Endings, EventWire, Refusal, event_stream};
 use magisterium_a2a::store::{
     MemoryStore, MessageRecord, Owner, RedisStore, StoredTask, TaskStore, decode_task,
 };
@@ -33,6 +34,10 @@ fn settings() -> RuntimeSettings {
         keepalive: Duration::from_millis(300),
         max_running_per_owner: 4,
         max_streams_per_owner: 4,
+        stream_bytes: StreamByteCaps {
+            per_owner: 1024 * 1024,
+            total: 8 * 1024 * 1024,
+        },
         log: LogCaps {
             max_events: 100,
             max_bytes: 64 * 1024,
@@ -1081,11 +1086,16 @@ async fn streamed_task(
     let failure = bytes::Bytes::from_static(
         br#"{"jsonrpc":"2.0","id":"req-7","error":{"code":-32603,"message":"Internal error"}}"#,
     );
+    let refusal: Refusal = Box::new(|budget| {
+        bytes::Bytes::from(format!(
+            r#"{{"jsonrpc":"2.0","id":"req-7","error":{{"code":-32003,"message":"{budget}"}}}}"#
+        ))
+    });
     let response = event_stream(
         subscription,
         Some(a2a_types::Id::Str("req-7".into())),
         wire,
-        failure,
+        Endings { failure, refusal },
     );
     (serve_stream(response).await, release, owner, task.id)
 }

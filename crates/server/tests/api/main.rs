@@ -3,6 +3,7 @@
 mod abuse;
 mod auth;
 mod bad_input;
+mod byte_budgets;
 mod conformance;
 mod edge;
 mod errors;

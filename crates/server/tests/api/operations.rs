@@ -226,6 +226,30 @@ fn invalid_configuration_names_the_key() {
             "server.serving_threads",
         ),
         (vec![("A2A__SERVER__THREADING", "fibers")], "threading"),
+        (
+            vec![("A2A__SERVER__WRITE_TIMEOUT_SECS", "0")],
+            "server.write_timeout_secs",
+        ),
+        (
+            vec![("A2A__TASKS__MAX_STREAM_BYTES_PER_USER", "100")],
+            "tasks.max_stream_bytes_per_user",
+        ),
+        (
+            vec![("A2A__TASKS__MAX_STREAM_BYTES", "5000")],
+            "tasks.max_stream_bytes",
+        ),
+        (
+            vec![("A2A__STORE__MAX_LIST_PAGE_BYTES", "100")],
+            "store.max_list_page_bytes",
+        ),
+        (
+            vec![("A2A__STORE__MEMORY_MAX_BYTES_PER_USER", "1000")],
+            "store.memory_max_bytes_per_user",
+        ),
+        (
+            vec![("A2A__STORE__MEMORY_MAX_BYTES", "1000000")],
+            "store.memory_max_bytes",
+        ),
     ];
     for (env, key) in cases {
         let output = binary()

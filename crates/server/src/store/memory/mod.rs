@@ -14,6 +14,12 @@
 //! first; reading a task does not keep it). The upkeep is done by the writes, a few entries
 //! each, never a scan under a lock; reads check expiry themselves.
 //!
+//! The store is bounded in bytes too: each owner's tasks within the owner's share (a save past
+//! it takes that owner's own oldest tasks away), and everything (the tasks and the running
+//! tasks' event logs, which the runtime's memory backend counts here) within a total that a new
+//! task finding it reached is refused for ([`TaskStore::over_budget`]): no one's task is pushed
+//! out for another owner's load.
+//!
 //! [`DerivedKeys`]: crate::hashing::DerivedKeys
 
 mod keys;
@@ -61,7 +67,13 @@ pub struct MemoryStore {
     tasks: AtomicUsize,
     /// The saves queued, over all shards.
     saves: AtomicUsize,
+    /// The tasks' bytes over all shards, and the event logs' the runtime counts here.
+    bytes: AtomicUsize,
     max_tasks: usize,
+    /// The bytes the store may hold; a new task finding them reached is refused.
+    max_bytes: usize,
+    /// The bytes one owner's tasks may hold.
+    owner_share: usize,
     /// The TTL, in nanoseconds (at least one).
     ttl: u64,
     /// The start of the store's clock.
@@ -90,10 +102,48 @@ impl MemoryStore {
             fronts: (0..SHARDS).map(|_| AtomicU64::new(u64::MAX)).collect(),
             tasks: AtomicUsize::new(0),
             saves: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
             max_tasks: usize::try_from(max_tasks).unwrap_or(usize::MAX),
+            max_bytes: usize::MAX,
+            owner_share: usize::MAX,
             ttl: u64::try_from(ttl.as_nanos()).unwrap_or(u64::MAX).max(1),
             started: Instant::now(),
         }
+    }
+
+    /// The same store bounded in bytes: at most `max_bytes` in all (a new task is refused
+    /// beyond), and `owner_share` for each owner's tasks (its own oldest leave beyond).
+    pub fn with_byte_budget(mut self, max_bytes: u64, owner_share: u64) -> Self {
+        self.max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+        self.owner_share = usize::try_from(owner_share).unwrap_or(usize::MAX);
+        self
+    }
+
+    /// The bytes one owner's tasks may hold (and, separately, its event logs).
+    pub fn owner_share(&self) -> usize {
+        self.owner_share
+    }
+
+    /// Counts `bytes` of an event log into the store's total, unless it would pass the total:
+    /// then `false`, and nothing is counted.
+    pub fn take_log_bytes(&self, bytes: usize) -> bool {
+        let before = self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) > self.max_bytes {
+            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Counts `bytes` of an event log into the store's total whatever the total (a final
+    /// status, which always goes in).
+    pub fn force_log_bytes(&self, bytes: usize) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// An event log of `bytes` (counted with [`MemoryStore::take_log_bytes`]) left.
+    pub fn give_back_log_bytes(&self, bytes: usize) {
+        self.bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// What the owner's message produced or started, read without waiting (see
@@ -161,6 +211,7 @@ impl MemoryStore {
         let clock = Clock {
             now,
             expires: now.saturating_add(self.ttl),
+            owner_share: self.owner_share,
         };
         let result = self.changing(at, &mut self.lock(at), |shard| {
             let result = change(shard, owner, clock);
@@ -184,11 +235,12 @@ impl MemoryStore {
     /// Runs `change` on the locked shard `at`, and carries what it changed into the totals and
     /// the shard's front.
     fn changing<R>(&self, at: usize, shard: &mut Shard, change: impl FnOnce(&mut Shard) -> R) -> R {
-        let (tasks, saves) = shard.sizes();
+        let (tasks, saves, bytes) = shard.sizes();
         let result = change(shard);
-        let (tasks_after, saves_after) = shard.sizes();
+        let (tasks_after, saves_after, bytes_after) = shard.sizes();
         adjust(&self.tasks, tasks, tasks_after);
         adjust(&self.saves, saves, saves_after);
+        adjust(&self.bytes, bytes, bytes_after);
         let front = shard.front_expiry();
         if self.fronts[at].load(Ordering::Relaxed) != front {
             self.fronts[at].store(front, Ordering::Relaxed);
@@ -305,7 +357,14 @@ impl TaskStore for MemoryStore {
     async fn ping(&self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    fn over_budget(&self) -> Option<&'static str> {
+        (self.bytes.load(Ordering::Relaxed) >= self.max_bytes).then_some(MAX_BYTES_KEY)
+    }
 }
+
+/// The setting of the store's total in bytes, named when a new task is refused for it.
+pub const MAX_BYTES_KEY: &str = "store.memory_max_bytes";
 
 #[cfg(test)]
 mod tests;

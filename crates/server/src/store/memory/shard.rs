@@ -7,6 +7,10 @@
 //! membership and owner-index entry) unless the task was saved again since, which a sequence
 //! number tells. Everything kept is accounted for by a queued save (an owner's index by the
 //! owner's tasks), so the queue bounds it all.
+//!
+//! Each owner's tasks are also counted in bytes (their JSON and a fixed cost per task), and kept
+//! within the owner's share: a save that takes an owner past it takes that owner's own oldest
+//! tasks away, never another owner's.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
@@ -18,6 +22,10 @@ use super::listed::Listed;
 use crate::hashing::DerivedKeys;
 use crate::store::{CONTEXT_CAP, MessageRecord, OWNER_INDEX_CAP, StoredTask};
 
+/// What a stored task costs beside its JSON, in bytes: its map entry, its save in the queue,
+/// its index entry and its context membership, rounded up.
+pub(super) const TASK_OVERHEAD_BYTES: usize = 256;
+
 /// The tasks, message records, contexts and owner indexes of the shard's owners, keyed by the
 /// owner's hash first: no two owners share an entry, whatever ids they chose.
 #[derive(Default)]
@@ -28,6 +36,8 @@ pub(super) struct Shard {
     owners: HashMap<Digest, Owned, DerivedKeys>,
     saves: VecDeque<Save>,
     next_save: u64,
+    /// Bytes of the shard's tasks ([`Kept::bytes`], added up).
+    bytes: usize,
 }
 
 /// When an operation runs and when what it writes expires, in nanoseconds of the store's clock.
@@ -37,6 +47,8 @@ pub(super) struct Clock {
     pub now: u64,
     /// Now plus the TTL.
     pub expires: u64,
+    /// The bytes one owner's tasks may hold: a save past it takes the owner's oldest away.
+    pub owner_share: usize,
 }
 
 /// A stored task.
@@ -48,6 +60,13 @@ struct Kept {
     context: Digest,
 }
 
+impl Kept {
+    /// What the task costs, in bytes.
+    fn bytes(&self) -> usize {
+        self.json.len() + TASK_OVERHEAD_BYTES
+    }
+}
+
 /// What a message produced or started. A record replaces only an expired one, so a later
 /// record always expires later: the expiry tells which save wrote it.
 struct Recorded {
@@ -55,9 +74,11 @@ struct Recorded {
     expires: u64,
 }
 
-/// One owner's tasks: how many are kept, and their index (the most recently saved last).
+/// One owner's tasks: how many are kept, their bytes, and their index (the most recently
+/// saved last).
 struct Owned {
     tasks: usize,
+    bytes: usize,
     index: VecDeque<Listed>,
 }
 
@@ -213,7 +234,10 @@ impl Shard {
             save,
             context,
         };
+        let added = kept.bytes();
         let previous = self.tasks.insert((owner, key.clone()), kept);
+        let removed = previous.as_ref().map_or(0, Kept::bytes);
+        self.bytes = self.bytes + added - removed;
         if let Some(previous) = &previous
             && previous.context != context
         {
@@ -242,12 +266,14 @@ impl Shard {
         });
         let owned = self.owners.entry(owner).or_insert_with(|| Owned {
             tasks: 0,
+            bytes: 0,
             // Most owners keep few tasks: the index grows from one entry, not four.
             index: VecDeque::with_capacity(1),
         });
         if previous.is_none() {
             owned.tasks += 1;
         }
+        owned.bytes = owned.bytes + added - removed;
         if !new_in_context
             && let Some(at) = owned.index.iter().rposition(|listed| listed.task() == key)
         {
@@ -269,6 +295,36 @@ impl Shard {
                 appended,
             }),
         });
+        self.keep_within_share(owner, clock.owner_share);
+    }
+
+    /// Takes the owner's oldest saved tasks away, from the front of its index, while its tasks
+    /// hold more than `share` bytes (the newest, just saved, always stays). Their saves stay
+    /// queued, and find them gone when they leave. (An owner with more tasks than its index
+    /// keeps loses the oldest it lists; those older still leave with their saves.)
+    fn keep_within_share(&mut self, owner: Digest, share: usize) {
+        loop {
+            let Some(owned) = self.owners.get_mut(&owner) else {
+                return;
+            };
+            if owned.bytes <= share || owned.index.len() <= 1 {
+                return;
+            }
+            let Some(oldest) = owned.index.front().map(Listed::task) else {
+                return;
+            };
+            let slot = (owner, oldest);
+            match self.tasks.remove(&slot) {
+                Some(kept) => {
+                    self.bytes -= kept.bytes();
+                    self.leave_context(owner, kept.context, &slot.1);
+                    self.leave_index(owner, kept.bytes());
+                }
+                None => {
+                    owned.index.pop_front();
+                }
+            }
+        }
     }
 
     /// The owner's index entries whose tasks are live, oldest saved first.
@@ -311,9 +367,9 @@ impl Shard {
         self.saves.front().map_or(u64::MAX, |save| save.expires)
     }
 
-    /// How many tasks and saves the shard holds.
-    pub(super) fn sizes(&self) -> (usize, usize) {
-        (self.tasks.len(), self.saves.len())
+    /// How many tasks and saves the shard holds, and the tasks' bytes.
+    pub(super) fn sizes(&self) -> (usize, usize, usize) {
+        (self.tasks.len(), self.saves.len(), self.bytes)
     }
 
     /// Takes away the saves that expired by `now`, at most `most` of them.
@@ -349,9 +405,10 @@ impl Shard {
         let (_, key) = &slot;
         match current {
             Some((true, context)) => {
-                self.tasks.remove(&slot);
+                let bytes = self.tasks.remove(&slot).map_or(0, |kept| kept.bytes());
+                self.bytes -= bytes;
                 self.leave_context(owner, context, key);
-                self.leave_index(owner);
+                self.leave_index(owner, bytes);
             }
             // Saved again since: the later save holds the task. The context this save added
             // it to keeps it only while the task is still of that context.
@@ -374,15 +431,16 @@ impl Shard {
         }
     }
 
-    /// Counts a task out of its owner's index: entries of tasks that left go from the front
-    /// (a task leaving is the owner's oldest saved, so its entry, unless the cap dropped it, is
-    /// the first), and an owner with no task left leaves entirely.
-    fn leave_index(&mut self, owner: Digest) {
+    /// Counts a task of `bytes` out of its owner's index: entries of tasks that left go from
+    /// the front (a task leaving is the owner's oldest saved, so its entry, unless the cap
+    /// dropped it, is the first), and an owner with no task left leaves entirely.
+    fn leave_index(&mut self, owner: Digest, bytes: usize) {
         let Entry::Occupied(mut owned) = self.owners.entry(owner) else {
             return;
         };
         let entry = owned.get_mut();
         entry.tasks = entry.tasks.saturating_sub(1);
+        entry.bytes = entry.bytes.saturating_sub(bytes);
         if entry.tasks == 0 {
             owned.remove();
             return;

@@ -464,3 +464,49 @@ async fn a_task_moved_to_another_context_leaves_no_membership_behind() {
     );
     assert!(store.context(&owner, "x", 10).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn each_owner_keeps_its_tasks_within_its_share_in_bytes_and_the_count_never_leaks() {
+    let one = stored(&uuid(), &uuid()).json.len() + shard::TASK_OVERHEAD_BYTES;
+    let store = MemoryStore::new(Duration::from_millis(50), 1000)
+        .with_byte_budget(100 * one as u64, 2 * one as u64);
+    let [loud, quiet] = [Owner::of("", "loud"), Owner::of("", "quiet")];
+    let quiet_tasks = [
+        save_new(&store, &quiet, None).await,
+        save_new(&store, &quiet, None).await,
+    ];
+    let mut loud_tasks = Vec::new();
+    for _ in 0..5 {
+        loud_tasks.push(save_new(&store, &loud, None).await);
+    }
+    // The loud owner keeps its newest two; the quiet owner's are untouched.
+    let kept: Vec<String> = loud_tasks[3..].iter().map(|task| task.id.clone()).collect();
+    assert_eq!(ids_in_index(&store, &loud).await, kept);
+    assert!(store.get(&loud, &loud_tasks[0].id).await.unwrap().is_none());
+    for task in &quiet_tasks {
+        assert!(store.get(&quiet, &task.id).await.unwrap().is_some());
+    }
+    assert_eq!(store.bytes.load(Ordering::Relaxed), 4 * one);
+    assert_eq!(store.over_budget(), None);
+
+    // Past the total, a new task is refused; once everything expired, nothing is counted.
+    let full =
+        MemoryStore::new(Duration::from_millis(50), 1000).with_byte_budget(one as u64, one as u64);
+    save_new(&full, &quiet, None).await;
+    assert_eq!(full.over_budget(), Some(MAX_BYTES_KEY));
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    for store in [&store, &full] {
+        // Writes do the upkeep: a few of them take every expired save away.
+        let passer_by = Owner::of("", "passer-by");
+        for _ in 0..SHARDS {
+            store.record_message(
+                &passer_by,
+                &message_key(),
+                &MessageRecord { task_id: uuid() },
+            );
+        }
+        let census = store.census();
+        assert_eq!(census.tasks, 0, "{census:?}");
+        assert_eq!(store.bytes.load(Ordering::Relaxed), 0);
+    }
+}
