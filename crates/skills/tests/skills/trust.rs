@@ -448,3 +448,17 @@ async fn the_model_is_given_only_the_passages_that_bear_on_the_question() {
         "{first}"
     );
 }
+
+#[tokio::test]
+async fn the_cards_examples_are_answered_from_the_catechisms_alone() {
+    let data = tempfile::tempdir().unwrap();
+    CorpusWriter::open(data.path())
+        .unwrap()
+        .upsert(corpus::starter::catechisms().unwrap())
+        .unwrap();
+    let corpus = Arc::new(Corpus::open(data.path()).unwrap());
+    for question in skills::catalog::CATHOLIC_QA.examples {
+        let output = answer(&corpus, question).await;
+        assert!(!cited(&output).is_empty(), "{question}: {}", output.text);
+    }
+}
