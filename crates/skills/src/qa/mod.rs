@@ -1,8 +1,9 @@
 //! `catholic_qa`: answers with numbered citations, from passages retrieved in the corpus.
 //!
 //! The pipeline: the question (data `question` wins over the text), widened with the previous
-//! question when it is a follow-up ("and who receives it?"); a corpus search; the relevant hits
-//! (see [`retrieval`] for what counts) numbered `[1]..[k]`; then an answer, either
+//! question when it is a follow-up ("and who receives it?"); corpus searches; the hits that
+//! bear on what is asked, judged one by one (see `judgement`), one per identical text,
+//! numbered `[1]..[k]`; then an answer, either
 //! - written by an OpenAI-compatible model that sees only those passages (`mode: "llm"`), whose
 //!   markers are checked: a marker of a passage it was not given is removed and logged, the
 //!   rest renumbered `1..m` in order of first use; or
@@ -10,8 +11,9 @@
 //!   model is configured, saying so in its first sentence.
 //!
 //! Every entry of `citations` is a passage that was retrieved and shown to whoever wrote the
-//! answer. A question the corpus cannot answer gets an answer saying so and no citations; the
-//! model is not asked at all then, so `model` is only present when a model wrote the answer.
+//! answer. A question the corpus cannot answer gets an answer saying so, naming what was
+//! searched for, and no citations; the model is not asked at all then, so `model` is only
+//! present when a model wrote the answer.
 
 mod extractive;
 mod judgement;
@@ -147,7 +149,7 @@ impl CatholicQa {
         }
     }
 
-    /// The least bearing a passage needs to be quoted (see [`judgement`]): the default is
+    /// The least bearing a passage needs to be quoted (see `judgement`): the default is
     /// [`MIN_BEARING`]; the retrieval evaluation sets others to choose it.
     pub fn with_min_bearing(mut self, min_bearing: f32) -> Self {
         self.min_bearing = min_bearing;
