@@ -4,8 +4,9 @@
 //! A question's *key terms* are its topic words (see [`retrieval`](super::retrieval)), each
 //! weighted by how rare it is in the corpus ([`corpus::Corpus::rarity`]): "divorce" or
 //! "euthanasia" say what the question is about, "sin" or "allowed" hardly. A modern wording is
-//! one term held by any of the texts' wordings for it ("euthanasia" by "fifth commandment",
-//! "wilful murder" or "suicide"; see `corpus::query_words`). A passage's *bearing* is the share
+//! one term held by any of the texts' wordings for it ("euthanasia" by "wilful murder" or "Thou
+//! shalt not kill" in a catechism's answer; see `corpus::query_words`). A passage's *bearing* is
+//! the share
 //! of the question's weight that its heading and text hold; it is quoted only when the bearing
 //! reaches [`MIN_BEARING`], a threshold chosen on the tuning half of the judged everyday
 //! questions (`bench/relevance/everyday.json`, see BENCHMARKS.md), not by hand. A passage that
@@ -22,7 +23,13 @@
 //!
 //! A *why* question asks for a reason: the reason words ("because", "why", "in order that")
 //! are one more term, weighed as the mean of the others, so that the text of a prayer naming
-//! the same words does not pass for the reason it is said.
+//! the same words does not pass for the reason it is said. "Is it a sin", "allowed", "wrong"
+//! are one term too, held by the words a catechism forbids or allows in ("forbids", "sin",
+//! "commandment").
+//!
+//! Besides the bearing, the judgement tells which passages *answer* the question, so that
+//! passages merely sharing its words are not quoted beside them: a catechism asking the very
+//! question, or one whose question holds every key term; for what Christ said, the Gospels.
 //!
 //! A verse the question quotes in a modern wording (`corpus::douay_wordings`) bears on it
 //! whole.
