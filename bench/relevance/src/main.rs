@@ -1,7 +1,7 @@
 //! The retrieval evaluation over a data directory holding the starter corpus:
 //!
 //! ```text
-//! bench-relevance DATA_DIR QUESTIONS_JSON
+//! bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune]]
 //! ```
 //!
 //! For every judged question, in BM25 and (built with `embeddings`, model installed) hybrid
@@ -10,6 +10,12 @@
 //! report: recall@5 (share of questions with a judged-right section in the top five), MRR (mean
 //! of 1/rank of the first right section, 0 past five), the share of answers whose first citation
 //! is judged right, the same per topic, and every question missed.
+//!
+//! With the everyday questions (see [`everyday`]), it also judges the extractive answers
+//! passage by passage on their held-out half; with `--tune`, it first tries thresholds of the
+//! relevance judgement on the tuning half and reports the one it would choose.
+
+mod everyday;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,7 @@ const DEPTH: usize = 5;
 /// Why the evaluation could not run.
 #[derive(Debug, thiserror::Error)]
 enum BenchError {
-    #[error("usage: bench-relevance DATA_DIR QUESTIONS_JSON")]
+    #[error("usage: bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune]]")]
     Usage,
     #[error("{path}: {reason}")]
     Questions { path: PathBuf, reason: String },
@@ -186,27 +192,47 @@ fn report(questions: &[Judged], modes: &[(SearchMode, Vec<Outcome>)]) -> String 
 }
 
 async fn run() -> Result<String, BenchError> {
-    let mut args = std::env::args_os().skip(1);
-    let (Some(data_dir), Some(questions), None) = (args.next(), args.next(), args.next()) else {
-        return Err(BenchError::Usage);
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let (data_dir, questions, everyday, tune) = match args.as_slice() {
+        [data, questions] => (data, questions, None, false),
+        [data, questions, everyday] => (data, questions, Some(everyday), false),
+        [data, questions, everyday, flag] if flag == "--tune" => {
+            (data, questions, Some(everyday), true)
+        }
+        _ => return Err(BenchError::Usage),
     };
     let data_dir = PathBuf::from(data_dir);
-    let questions = load_questions(Path::new(&questions))?;
+    let questions = load_questions(Path::new(questions))?;
     let bm25 = Arc::new(Corpus::open(&data_dir)?);
     if bm25.is_empty() {
         return Err(BenchError::EmptyCorpus);
     }
-    let mut modes = vec![(SearchMode::Bm25, evaluate(bm25, &questions).await?)];
+    let mut corpora = vec![(SearchMode::Bm25, Arc::clone(&bm25))];
     match open_hybrid(&data_dir)? {
-        Some(hybrid) => modes.push((
-            SearchMode::Hybrid,
-            evaluate(Arc::new(hybrid), &questions).await?,
-        )),
+        Some(hybrid) => corpora.push((SearchMode::Hybrid, Arc::new(hybrid))),
         None => eprintln!(
             "bench-relevance: hybrid not measured (build with --features embeddings and install the model)"
         ),
     }
-    Ok(report(&questions, &modes))
+    let mut modes = Vec::new();
+    for (mode, corpus) in &corpora {
+        modes.push((*mode, evaluate(Arc::clone(corpus), &questions).await?));
+    }
+    let mut out = report(&questions, &modes);
+    if let Some(everyday) = everyday {
+        let everyday =
+            everyday::load(Path::new(everyday)).map_err(|reason| BenchError::Questions {
+                path: PathBuf::from(everyday),
+                reason,
+            })?;
+        if tune {
+            out.push_str(&everyday::tune(Arc::clone(&bm25), &everyday).await?);
+        }
+        for (mode, corpus) in &corpora {
+            out.push_str(&everyday::report(*mode, Arc::clone(corpus), &everyday).await?);
+        }
+    }
+    Ok(out)
 }
 
 #[tokio::main]

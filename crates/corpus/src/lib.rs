@@ -80,7 +80,8 @@ pub use search::{
 };
 #[cfg(feature = "embeddings")]
 pub use vectors::embedded_text;
-pub use wordings::{in_older_words, older_wordings};
+pub use verses::douay_wordings;
+pub use wordings::{QueryWord, WordingKind, in_older_words, older_wordings, query_words};
 pub use writer::{CorpusWriter, Progress, WriteSummary};
 
 /// Everything that can go wrong with the corpus.

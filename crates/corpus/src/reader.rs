@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tantivy::{IndexReader, ReloadPolicy};
+use tantivy::{IndexReader, ReloadPolicy, Term};
+
+use crate::analysis::{analyse, analyser_key, index_analyser};
 
 #[cfg(feature = "embeddings")]
 use crate::fusion::{self, Semantic};
@@ -185,6 +187,24 @@ impl Corpus {
             *stats.by_language.entry(entry.language.clone()).or_default() += 1;
         }
         stats
+    }
+
+    /// How much a word says about what a passage is about, as BM25 weighs it in the English
+    /// texts: `ln(1 + (N − n + ½) / (n + ½))`, with `n` the sections holding the word (by its
+    /// stem) and `N` all sections. "sin" or "allowed", found everywhere, weigh little; "divorce"
+    /// much; a word no section holds ("euthanasia") weighs most. `None` for a word the analyser
+    /// drops (a stop word) and on an empty corpus.
+    pub fn rarity(&self, word: &str) -> Option<f32> {
+        let loaded = self.loaded.as_ref()?;
+        let tokens = analyse(&mut index_analyser(analyser_key("en")), word);
+        let (_, token) = tokens.first()?;
+        let field = loaded.fields.for_language("en").text;
+        let searcher = loaded.reader.searcher();
+        let sections = searcher.num_docs() as f32;
+        let holding = searcher
+            .doc_freq(&Term::from_field_text(field, token))
+            .unwrap_or(0) as f32;
+        Some((1.0 + (sections - holding + 0.5) / (holding + 0.5)).ln())
     }
 
     /// Searches the sections in the corpus's mode; see the crate docs for the query syntax.

@@ -317,7 +317,8 @@ fn contains_run(haystack: &[String], needle: &[String]) -> bool {
 
 /// The Douay-Rheims words of every well-known verse the query quotes: the query contains the
 /// whole modern wording, or at least four of its words in a row.
-pub(crate) fn douay_wordings(query: &str) -> Vec<&'static str> {
+/// (Public so that an answer can tell the verse a question quotes from verses sharing a word.)
+pub fn douay_wordings(query: &str) -> Vec<&'static str> {
     const SHORTEST_RUN: usize = 4;
     let query_words = plain_words(query);
     let mut wordings: Vec<&'static str> = Vec::new();

@@ -6,7 +6,12 @@
 //!
 //! The table is small and written by hand from the texts themselves: each older wording is one
 //! the starter corpus uses for the same thing (a catechism question, or the commandment that
-//! names the sin).
+//! names the sin). A moral question in today's words reaches the commandment that governs it
+//! and the catechism's own words for the act ("abortion" → "procure abortion", the words of
+//! the Roman Catechism on Matrimony, and "the fifth Commandment … forbids all wilful murder");
+//! such an entry does not keep the modern word, which the old texts use in another sense
+//! ("as an abortive that is cast forth", "the best designs may prove abortive"). An entry that
+//! lists the modern word among its older wordings keeps it ("divorce" is the texts' word too).
 
 /// (modern wording, the older wordings the texts use for it).
 const WORDINGS: &[(&str, &[&str])] = &[
@@ -36,7 +41,77 @@ const WORDINGS: &[(&str, &[&str])] = &[
     ("murder", &["kill", "fifth commandment"]),
     ("killing", &["kill", "fifth commandment"]),
     ("adultery", &["sixth commandment"]),
+    (
+        "divorce",
+        &["divorce", "put away his wife", "put away her husband"],
+    ),
+    (
+        "divorced",
+        &["divorce", "put away his wife", "put away her husband"],
+    ),
+    (
+        "gossip",
+        &["backbiting", "detraction", "eighth commandment"],
+    ),
+    ("ordain", &["ordain", "holy orders"]),
+    ("ordain a priest", &["holy orders", "ordain"]),
+    ("ordain priests", &["holy orders", "ordain"]),
+    ("last supper", &["last supper", "supper"]),
+    ("drunk", &["drunk", "drunkenness"]),
+    ("baptize", &["baptize", "administer baptism"]),
+    ("mary", &["mary", "blessed virgin", "mother of god"]),
 ];
+
+/// (act named in today's words, the catechisms' words for it and the commandment governing it).
+/// The old texts name these acts only there, or use the modern word in another sense, so an
+/// answer reads them in the catechisms alone.
+const MORAL_WORDINGS: &[(&str, &[&str])] = &[
+    (
+        "abortion",
+        &["procure abortion", "wilful murder", "thou shalt not kill"],
+    ),
+    (
+        "abortions",
+        &["procure abortion", "wilful murder", "thou shalt not kill"],
+    ),
+    ("euthanasia", &["wilful murder", "thou shalt not kill"]),
+    ("assisted suicide", &["suicide", "thou shalt not kill"]),
+    ("contraception", &["prevent conception"]),
+    ("birth control", &["prevent conception"]),
+];
+
+/// (doctrine named in today's words, the catechisms' words for what it is about). An answer
+/// reads a passage in these words too ("the Real Presence" is what "What is the Holy
+/// Eucharist?" answers), but a search does not rank by them: the passages naming the doctrine
+/// itself come first there.
+const ANSWER_WORDINGS: &[(&str, &[&str])] = &[(
+    "real presence",
+    &["real presence", "holy eucharist", "eucharist"],
+)];
+
+/// What kind of entry a wording is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordingKind {
+    /// The texts' words for the same thing: searched and read alike.
+    Same,
+    /// A moral act, named in the texts only by the catechisms' words for it and the
+    /// commandment governing it: searched, and read in the catechisms alone.
+    Moral,
+    /// A doctrine, whose catechism wordings an answer reads but a search does not rank by.
+    AnswerOnly,
+}
+
+/// Every entry of the three tables, with its kind.
+fn entries() -> impl Iterator<Item = (&'static str, &'static [&'static str], WordingKind)> {
+    let table = |entries: &'static [(&'static str, &'static [&'static str])], kind| {
+        entries
+            .iter()
+            .map(move |(modern, older)| (*modern, *older, kind))
+    };
+    table(WORDINGS, WordingKind::Same)
+        .chain(table(MORAL_WORDINGS, WordingKind::Moral))
+        .chain(table(ANSWER_WORDINGS, WordingKind::AnswerOnly))
+}
 
 /// Lower-cased words of a text, punctuation dropped (inner apostrophes kept).
 fn plain_words(text: &str) -> Vec<String> {
@@ -46,51 +121,91 @@ fn plain_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Where the words of `needle` stand in a row in `haystack`, if they do.
-fn find_run(haystack: &[String], needle: &[String]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > haystack.len() {
-        return None;
-    }
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// The older wordings of every modern wording the query holds, in table order, each once.
-/// A wording inside a longer one that matched ("deadly sins" in "seven deadly sins") adds
-/// nothing of its own.
+/// The older wordings of every modern wording the query holds, in the query's order, each
+/// once. The query is read as [`query_words`] reads it: a wording inside a longer one that
+/// matched ("deadly sins" in "seven deadly sins", "mary" in "hail mary") adds nothing of its own.
 pub fn older_wordings(query: &str) -> Vec<&'static str> {
-    let words = plain_words(query);
     let mut older: Vec<&'static str> = Vec::new();
-    for (modern, wordings) in WORDINGS {
-        if find_run(&words, &plain_words(modern)).is_some() {
-            for wording in *wordings {
-                if !older.contains(wording) {
-                    older.push(wording);
-                }
+    for word in query_words(query) {
+        if word.kind == WordingKind::AnswerOnly {
+            continue;
+        }
+        for wording in word.older {
+            if !older.contains(wording) {
+                older.push(wording);
             }
         }
     }
     older
 }
 
+/// A word of a query as the texts would say it: the word itself, or a modern wording (one or
+/// more words) with the older wordings the texts use for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryWord {
+    /// The word, or the words of the modern wording, lower-cased, as the query has them.
+    pub text: String,
+    /// The older wordings of a modern wording (empty for a plain word).
+    pub older: &'static [&'static str],
+    /// What kind of wording it is (`Same` for a plain word).
+    pub kind: WordingKind,
+}
+
+/// The query read left to right: each modern wording of the table (the longest one starting at
+/// a word, so "seven deadly sins" before "deadly sins") is one [`QueryWord`] with its older
+/// wordings, every other word a plain one. Read once: an older wording holding the modern word
+/// ("divorce") is not read again.
+pub fn query_words(query: &str) -> Vec<QueryWord> {
+    let words = plain_words(query);
+    let mut read = Vec::with_capacity(words.len());
+    let mut at = 0;
+    while at < words.len() {
+        let longest = entries()
+            .map(|(modern, older, kind)| (plain_words(modern), older, kind))
+            .filter(|(modern, _, _)| words[at..].starts_with(modern))
+            .max_by_key(|(modern, _, _)| modern.len());
+        match longest {
+            Some((modern, older, kind)) => {
+                read.push(QueryWord {
+                    text: modern.join(" "),
+                    older,
+                    kind,
+                });
+                at += modern.len();
+            }
+            None => {
+                read.push(QueryWord {
+                    text: words[at].clone(),
+                    older: &[],
+                    kind: WordingKind::Same,
+                });
+                at += 1;
+            }
+        }
+    }
+    read
+}
+
 /// The query with each modern wording replaced by the older words ("Who is the Holy Spirit?"
 /// → "who is the holy ghost"): lower-cased plain words, for comparing a question's topic words
 /// with the questions of a catechism. A query with no modern wording is returned unchanged.
 pub fn in_older_words(query: &str) -> String {
-    let mut words = plain_words(query);
-    let mut changed = false;
-    for (modern, wordings) in WORDINGS {
-        let modern = plain_words(modern);
-        while let Some(start) = find_run(&words, &modern) {
-            let replacement: Vec<String> = wordings.iter().flat_map(|w| plain_words(w)).collect();
-            words.splice(start..start + modern.len(), replacement);
-            changed = true;
-        }
+    let read = query_words(query);
+    let replaced =
+        |word: &QueryWord| !word.older.is_empty() && word.kind != WordingKind::AnswerOnly;
+    if !read.iter().any(replaced) {
+        return query.to_string();
     }
-    if changed {
-        words.join(" ")
-    } else {
-        query.to_string()
-    }
+    read.iter()
+        .map(|word| {
+            if !replaced(word) {
+                word.text.clone()
+            } else {
+                word.older.join(" ")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -138,19 +253,47 @@ mod tests {
             "lies eighth commandment and steal seventh commandment"
         );
         assert_eq!(in_older_words("What is grace?"), "What is grace?");
+        assert_eq!(
+            in_older_words("Is divorce allowed?"),
+            "is divorce put away his wife put away her husband allowed"
+        );
+    }
+
+    #[test]
+    fn a_moral_question_reaches_the_commandment_and_not_the_other_sense() {
+        let read = query_words("Is abortion a sin?");
+        let abortion = read.iter().find(|w| w.text == "abortion").unwrap();
+        assert_eq!(abortion.kind, WordingKind::Moral);
+        assert!(abortion.older.contains(&"thou shalt not kill"));
+        assert!(
+            !abortion.older.contains(&"abortion"),
+            "the old texts' \"abortive\" is another sense"
+        );
+        let read = query_words("What are the seven deadly sins?");
+        assert!(read.iter().any(|w| w.text == "seven deadly sins"));
+        assert!(!read.iter().any(|w| w.text == "deadly sins"));
+    }
+
+    #[test]
+    fn a_doctrines_catechism_wording_is_read_but_not_searched() {
+        let read = query_words("What is the Real Presence?");
+        let presence = read.iter().find(|w| w.text == "real presence").unwrap();
+        assert_eq!(presence.kind, WordingKind::AnswerOnly);
+        assert!(presence.older.contains(&"holy eucharist"));
+        assert!(older_wordings("What is the Real Presence?").is_empty());
+        assert_eq!(
+            in_older_words("What is the Real Presence?"),
+            "What is the Real Presence?"
+        );
     }
 
     #[test]
     fn every_entry_is_lower_case_plain_words() {
-        for (modern, older) in WORDINGS {
-            assert_eq!(plain_words(modern).join(" "), *modern);
+        for (modern, older, _) in entries() {
+            assert_eq!(plain_words(modern).join(" "), modern);
             assert!(!older.is_empty(), "{modern}");
-            for wording in *older {
+            for wording in older {
                 assert_eq!(plain_words(wording).join(" "), *wording, "{modern}");
-                assert!(
-                    find_run(&plain_words(wording), &plain_words(modern)).is_none(),
-                    "{modern} would be replaced forever"
-                );
             }
         }
     }

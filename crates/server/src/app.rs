@@ -185,6 +185,13 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
         Corpus::open_with_mode(&settings.data_dir, settings.search_mode)
             .map_err(|e| StartupError::Skills(format!("corpus: {e}")))?,
     );
+    if corpus.is_empty() {
+        tracing::warn!(
+            data_dir = %settings.data_dir.display(),
+            "the document corpus is empty: catholic_qa, document_search and document_fetch have nothing to answer from; fill it with `{}` and restart",
+            skills::readings::INSTALL_BIBLE_COMMAND
+        );
+    }
     let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));
     let mut registry = SkillRegistry::new();
     registry.register(Arc::new(

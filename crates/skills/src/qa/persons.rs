@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 
 use corpus::Hit;
 
-use super::retrieval::{asks_the_question, content_words, words};
+use super::judgement::Judgement;
+use super::retrieval::{content_words, words};
 
 /// Saint's titles that may stand before the name at the start of a passage.
 const TITLES: [&str; 4] = ["st", "saint", "s", "blessed"];
@@ -58,31 +59,48 @@ pub(crate) fn scripture_query(names: &[String], defining: &Hit) -> String {
     format!("{} {}", quoted.join(" "), described.join(" "))
 }
 
-/// Hits in citing order: a catechism asking the very question first, then (for a question
+/// Hits in citing order: a catechism asking the very question first, then a catechism answer
+/// defining what the question asks about ("What is the Holy Eucharist?"), then (for a question
 /// naming persons) the passages naming a person as their subject, then the verses found about
-/// them (`about`, by id), then the rest; each group keeps its search order.
+/// them (`about`, by id), then the rest: the kind of passage the question asks for first (see
+/// [`Judgement::preferred`]), then by the most specific wording of a moral act held (see
+/// [`Judgement::first_wording`]), then a text before a commentary on it (the verse before
+/// Haydock's note). Each group otherwise keeps its search order: every passage left bears on
+/// the question, and the search ranks them better than their share of its words.
 pub(crate) fn citing_order(
     hits: Vec<Hit>,
     stems: &BTreeSet<String>,
     names: &[String],
     about: &[String],
+    judgement: &Judgement,
 ) -> Vec<Hit> {
-    let mut keyed: Vec<(u8, Hit)> = hits
+    let mut keyed: Vec<((u8, bool, usize, bool), Hit)> = hits
         .into_iter()
         .map(|hit| {
-            let group = if asks_the_question(&hit, stems) {
+            let group = if judgement.asks(&hit, stems) {
                 0
-            } else if !names.is_empty() && names_as_subject(&hit, names) {
+            } else if judgement.defines(&hit) {
                 1
-            } else if about.contains(&hit.id) {
+            } else if !names.is_empty() && names_as_subject(&hit, names) {
                 2
-            } else {
+            } else if about.contains(&hit.id) {
                 3
+            } else {
+                4
             };
-            (group, hit)
+            let rest = if group == 4 {
+                (
+                    !judgement.preferred(&hit),
+                    judgement.first_wording(&hit),
+                    hit.doc_type == "commentary",
+                )
+            } else {
+                (false, 0, false)
+            };
+            ((group, rest.0, rest.1, rest.2), hit)
         })
         .collect();
-    keyed.sort_by_key(|(group, _)| *group);
+    keyed.sort_by_key(|(key, _)| *key);
     keyed.into_iter().map(|(_, hit)| hit).collect()
 }
 
@@ -106,6 +124,15 @@ mod tests {
             score: 1.0,
             source_url: None,
         }
+    }
+
+    /// A judgement on an empty corpus: no word weighs anything, so every passage bears.
+    fn unweighed(question: &str) -> Judgement {
+        Judgement::new(
+            question,
+            &corpus::Corpus::empty(),
+            super::super::MIN_BEARING,
+        )
     }
 
     fn names(list: &[&str]) -> Vec<String> {
@@ -181,7 +208,8 @@ mod tests {
         ];
         let stems = super::super::retrieval::topic_stems("Who was Saint Joseph?");
         let about = ["bible:dr/MAT#1:16".to_string()];
-        let ordered = citing_order(hits, &stems, &names(&["Joseph"]), &about);
+        let judgement = unweighed("Who was Saint Joseph?");
+        let ordered = citing_order(hits, &stems, &names(&["Joseph"]), &about, &judgement);
         let ids: Vec<&str> = ordered.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(
             ids,
@@ -195,7 +223,7 @@ mod tests {
         // Without names, only the question asked moves.
         let plain = vec![hit("x", "Grace upon grace."), asked.clone()];
         let grace = super::super::retrieval::topic_stems("What is grace?");
-        let ordered = citing_order(plain, &grace, &[], &[]);
+        let ordered = citing_order(plain, &grace, &[], &[], &unweighed("What is grace?"));
         assert_eq!(ordered[0].id, "cat:b#1");
         assert_eq!(ordered[1].id, "x");
     }

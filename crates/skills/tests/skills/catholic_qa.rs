@@ -248,7 +248,11 @@ async fn a_question_the_corpus_cannot_answer_says_so_without_citations() {
         .unwrap();
     assert!(citations(&output).is_empty());
     let answer = output.data["answer"].as_str().unwrap();
-    assert!(answer.contains("cannot be answered"), "{answer}");
+    assert!(
+        answer.contains("Nothing in this server's corpus answers this question"),
+        "{answer}"
+    );
+    assert!(answer.contains("document_search"), "{answer}");
     assert!(markers(answer).is_empty());
     assert!(!output.text.contains("Sources:"));
 
@@ -266,6 +270,13 @@ async fn an_empty_corpus_is_said_so() {
     let output = qa.run(ask("What is grace?")).await.unwrap();
     assert!(citations(&output).is_empty());
     assert!(output.text.contains("corpus of this server is empty"));
+    assert!(
+        output
+            .text
+            .contains(skills::readings::INSTALL_BIBLE_COMMAND),
+        "{}",
+        output.text
+    );
 }
 
 #[tokio::test]

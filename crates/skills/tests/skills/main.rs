@@ -8,6 +8,7 @@
 mod catholic_qa;
 mod llm_backend;
 mod streaming;
+mod trust;
 
 use chrono::{Datelike, NaiveDate, Utc};
 use serde_json::{Map, Value};
