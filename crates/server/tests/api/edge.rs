@@ -467,16 +467,7 @@ async fn user_supplied_strings_cannot_forge_or_flood_log_lines() {
         assert_eq!(reply.status().as_u16(), 200);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    child.start_kill().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .await
-        .unwrap();
-    child.wait().await.unwrap();
+    let stderr = crate::helpers::stop_and_read_stderr(child).await;
     assert!(stderr.contains("refused"), "{stderr}");
     for line in stderr.lines() {
         let start: String = line.chars().take(120).collect();

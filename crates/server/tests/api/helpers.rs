@@ -660,3 +660,36 @@ pub async fn redis_keys(redis: &RedisServer, pattern: &str) -> Vec<String> {
         .await
         .unwrap()
 }
+
+/// A data folder whose corpus holds `documents` (one JSON object each, the import format),
+/// imported with the real binary's `corpus import`, as an operator would.
+pub fn data_with_corpus(documents: &[Value]) -> TempDir {
+    let data = tempfile::tempdir().unwrap();
+    let input = data.path().join("docs.jsonl");
+    let lines: String = documents.iter().map(|doc| format!("{doc}\n")).collect();
+    std::fs::write(&input, lines).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
+        .args(["--config-dir", "/nonexistent", "corpus", "import"])
+        .arg(&input)
+        .env("A2A__DATA__DIR", data.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    data
+}
+
+/// Stops a server started as a child process and gives back everything it wrote to stderr.
+pub async fn stop_and_read_stderr(mut child: tokio::process::Child) -> String {
+    use tokio::io::AsyncReadExt;
+    child.start_kill().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    child.wait().await.unwrap();
+    stderr
+}

@@ -3,7 +3,6 @@
 //! hold secrets, fails to fetch a JWKS whose path and query hold secrets, and is refused by a
 //! model server whose URL holds secrets and which echoes the API key it was sent.
 
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -53,21 +52,12 @@ async fn refusing_peer() -> (String, Arc<AtomicUsize>) {
 
 /// A data directory with one document, so that `catholic_qa` has passages to give the model.
 fn data_with_a_corpus() -> tempfile::TempDir {
-    let data = tempfile::tempdir().unwrap();
-    let input = data.path().join("docs.jsonl");
-    let doc = json!({"id": "cat:grace-primer", "title": "A Primer on Grace", "author": "Test",
+    crate::helpers::data_with_corpus(&[
+        json!({"id": "cat:grace-primer", "title": "A Primer on Grace", "author": "Test",
         "date": "1901", "type": "catechism", "language": "en",
         "sections": [{"locus": "1", "heading": "Grace",
-                      "text": "Grace is the free and undeserved help that God gives us."}]});
-    std::fs::write(&input, format!("{doc}\n")).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
-        .args(["--config-dir", "/nonexistent", "corpus", "import"])
-        .arg(&input)
-        .env("A2A__DATA__DIR", data.path())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    data
+                      "text": "Grace is the free and undeserved help that God gives us."}]}),
+    ])
 }
 
 async fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {

@@ -337,21 +337,12 @@ async fn counting_llm() -> (String, Arc<AtomicUsize>) {
 
 /// A data folder whose corpus holds one document about prayer, imported with the CLI.
 fn corpus_about_prayer() -> tempfile::TempDir {
-    let data = tempfile::tempdir().unwrap();
-    let input = data.path().join("docs.jsonl");
-    let document = json!({"id": "cat:test-primer", "title": "A Primer on Prayer",
+    crate::helpers::data_with_corpus(&[
+        json!({"id": "cat:test-primer", "title": "A Primer on Prayer",
         "date": "1901", "type": "catechism", "language": "en",
         "sections": [{"locus": "1", "heading": "Prayer",
-            "text": "Prayer is the lifting up of the mind and heart to God."}]});
-    std::fs::write(&input, format!("{document}\n")).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
-        .args(["--config-dir", "/nonexistent", "corpus", "import"])
-        .arg(&input)
-        .env("A2A__DATA__DIR", data.path())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    data
+            "text": "Prayer is the lifting up of the mind and heart to God."}]}),
+    ])
 }
 
 #[tokio::test]

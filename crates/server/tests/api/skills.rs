@@ -403,7 +403,7 @@ async fn every_card_example_completes_after_the_starter_install() {
 
 #[tokio::test]
 async fn a_server_with_an_empty_corpus_says_so_at_start_up_and_names_the_command() {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    use tokio::io::{AsyncBufReadExt, BufReader};
     let data = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_magisterium-a2a"))
         .arg("serve")
@@ -425,16 +425,7 @@ async fn a_server_with_an_empty_corpus_says_so_at_start_up_and_names_the_command
         .unwrap()
         .unwrap();
     assert!(listening.contains("http://"), "{listening}");
-    child.start_kill().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .await
-        .unwrap();
-    child.wait().await.unwrap();
+    let stderr = crate::helpers::stop_and_read_stderr(child).await;
     assert!(stderr.contains("document corpus is empty"), "{stderr}");
     assert!(stderr.contains("data install-bible"), "{stderr}");
 }
