@@ -35,9 +35,20 @@ pub struct Everyday {
 /// Which half of the set a question belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-enum Half {
+pub enum Half {
+    /// The half rules and thresholds are worked out on.
     Tune,
+    /// The half the figures are reported on, answered only once the rules are final.
     HeldOut,
+}
+
+impl std::fmt::Display for Half {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Half::Tune => "tuning half",
+            Half::HeldOut => "held-out half",
+        })
+    }
 }
 
 /// How one answer fared.
@@ -120,7 +131,17 @@ async fn judge<'q>(
             if cited.is_empty() {
                 "(declined)".to_string()
             } else {
-                cited.join(", ")
+                cited
+                    .iter()
+                    .map(|id| {
+                        if listed(id) {
+                            id.clone()
+                        } else {
+                            format!("✗ {id}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
         ));
     }
@@ -162,15 +183,16 @@ pub async fn tune(corpus: Arc<Corpus>, questions: &[Everyday]) -> Result<String,
     Ok(out)
 }
 
-/// The held-out half answered with the skill's default threshold: the figures per category,
-/// then every answer that quoted an unlisted passage or missed its first citation.
+/// One half answered with the skill's default threshold: the figures per category, then every
+/// answer, its unlisted passages marked.
 pub async fn report(
     mode: SearchMode,
     corpus: Arc<Corpus>,
     questions: &[Everyday],
+    half: Half,
 ) -> Result<String, SkillError> {
     let qa = CatholicQa::new(corpus, &LlmSettings::default())?;
-    let judged = judge(&qa, questions, Half::HeldOut).await?;
+    let judged = judge(&qa, questions, half).await?;
     let mut by_category: BTreeMap<&str, Tally> = BTreeMap::new();
     let mut all = Tally::default();
     for (everyday, outcome, _) in &judged {
@@ -181,7 +203,7 @@ pub async fn report(
         all.add(*outcome);
     }
     let mut out = format!(
-        "\nEveryday questions, held-out half, {mode} (threshold {MIN_BEARING:.2})\n\n| Category | Questions | Right first citation | Irrelevant quotations | Honest \"nothing answers\" | Declined though answerable |\n|---|---|---|---|---|---|\n"
+        "\nEveryday questions, {half}, {mode} (threshold {MIN_BEARING:.2})\n\n| Category | Questions | Right first citation | Irrelevant quotations | Honest \"nothing answers\" | Declined though answerable |\n|---|---|---|---|---|---|\n"
     );
     let rows = by_category
         .iter()
@@ -204,7 +226,9 @@ pub async fn report(
             fraction(tally.wrongly_declined, tally.answerable),
         ));
     }
-    out.push_str("\nAnswers of the held-out half:\n");
+    out.push_str(&format!(
+        "\nAnswers of the {half} (✗: not listed for the question):\n"
+    ));
     out.push_str(&answers(&judged));
     Ok(out)
 }

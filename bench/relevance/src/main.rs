@@ -1,7 +1,7 @@
 //! The retrieval evaluation over a data directory holding the starter corpus:
 //!
 //! ```text
-//! bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune]]
+//! bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune | --tuning-half]]
 //! ```
 //!
 //! For every judged question, in BM25 and (built with `embeddings`, model installed) hybrid
@@ -13,7 +13,10 @@
 //!
 //! With the everyday questions (see [`everyday`]), it also judges the extractive answers
 //! passage by passage on their held-out half; with `--tune`, it first tries thresholds of the
-//! relevance judgement on the tuning half and reports the one it would choose.
+//! relevance judgement on the tuning half and reports the one it would choose. With
+//! `--tuning-half`, it reports the tuning half instead of the held-out one, at the skill's
+//! default threshold: the rules of the judgement are worked out on it without answering the
+//! held-out half.
 
 mod everyday;
 
@@ -32,7 +35,9 @@ const DEPTH: usize = 5;
 /// Why the evaluation could not run.
 #[derive(Debug, thiserror::Error)]
 enum BenchError {
-    #[error("usage: bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune]]")]
+    #[error(
+        "usage: bench-relevance DATA_DIR QUESTIONS_JSON [EVERYDAY_JSON [--tune | --tuning-half]]"
+    )]
     Usage,
     #[error("{path}: {reason}")]
     Questions { path: PathBuf, reason: String },
@@ -193,13 +198,18 @@ fn report(questions: &[Judged], modes: &[(SearchMode, Vec<Outcome>)]) -> String 
 
 async fn run() -> Result<String, BenchError> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let (data_dir, questions, everyday, tune) = match args.as_slice() {
-        [data, questions] => (data, questions, None, false),
-        [data, questions, everyday] => (data, questions, Some(everyday), false),
-        [data, questions, everyday, flag] if flag == "--tune" => {
-            (data, questions, Some(everyday), true)
+    let (data_dir, questions, everyday, flag) = match args.as_slice() {
+        [data, questions] => (data, questions, None, None),
+        [data, questions, everyday] => (data, questions, Some(everyday), None),
+        [data, questions, everyday, flag] if flag == "--tune" || flag == "--tuning-half" => {
+            (data, questions, Some(everyday), flag.to_str())
         }
         _ => return Err(BenchError::Usage),
+    };
+    let (tune, half) = match flag {
+        Some("--tune") => (true, everyday::Half::HeldOut),
+        Some(_) => (false, everyday::Half::Tune),
+        None => (false, everyday::Half::HeldOut),
     };
     let data_dir = PathBuf::from(data_dir);
     let questions = load_questions(Path::new(questions))?;
@@ -229,7 +239,7 @@ async fn run() -> Result<String, BenchError> {
             out.push_str(&everyday::tune(Arc::clone(&bm25), &everyday).await?);
         }
         for (mode, corpus) in &corpora {
-            out.push_str(&everyday::report(*mode, Arc::clone(corpus), &everyday).await?);
+            out.push_str(&everyday::report(*mode, Arc::clone(corpus), &everyday, half).await?);
         }
     }
     Ok(out)

@@ -90,6 +90,8 @@ const PERMISSION_WORDINGS: &[&str] = &[
     "commandment",
     "mortal",
 ];
+/// Words naming Scripture in a question ("Where does the Bible speak of…?").
+const SCRIPTURE_WORDS: &[&str] = &["bible", "scripture", "scriptures"];
 /// Words a reason is given in.
 const REASON_WORDINGS: &[&str] = &["why", "because", "reason", "in order that"];
 
@@ -181,6 +183,8 @@ pub(crate) struct Judgement {
     quoted_verses: Vec<Vec<String>>,
     /// The question asks what Christ said: verses of the Gospels come first.
     asks_christs_words: bool,
+    /// The question asks where Scripture says something ("Where does the Bible speak of…").
+    asks_for_scripture: bool,
     /// The kind of question asked, by its first word (see [`question_word`]).
     question_word: Option<String>,
     min_bearing: f32,
@@ -228,6 +232,9 @@ impl Judgement {
                 .map(stems)
                 .collect(),
             asks_christs_words,
+            asks_for_scripture: words(query)
+                .iter()
+                .any(|word| SCRIPTURE_WORDS.contains(&word.as_str())),
             question_word: question_word(query),
             min_bearing,
         }
@@ -405,6 +412,19 @@ impl Judgement {
             && GOSPELS
                 .iter()
                 .any(|book| hit.doc_id.ends_with(&format!("/{book}")))
+    }
+
+    /// Whether the question asks what Scripture says ("Where does the Bible speak of…?",
+    /// "What does Scripture say…?"): an answer quotes Scripture beside its first passage.
+    pub(crate) fn asks_for_scripture(&self) -> bool {
+        self.asks_for_scripture
+    }
+
+    /// Whether a passage is a verse of the kind asked for (a Gospel's, for what Christ said):
+    /// the same saying in another Gospel ("Whosoever shall put away his wife…", Matthew 5:32,
+    /// 19:9, Mark 10:11) is part of the answer, not a verse sharing its words.
+    pub(crate) fn a_verse_asked_for(&self, hit: &Hit) -> bool {
+        hit.doc_type == "scripture" && self.preferred(hit)
     }
 
     /// The key terms as the question asked them, for the answer that finds nothing.
@@ -585,6 +605,16 @@ mod tests {
         assert!(speaking.asks_christs_words);
         let topic = Judgement::new("Why do Catholics pray to Mary?", &corpus, MIN_BEARING);
         assert_eq!(topic.asked(), ["pray", "mary"]);
+    }
+
+    #[test]
+    fn a_question_naming_the_bible_asks_for_scripture() {
+        let (_data, corpus) = corpus();
+        let asked =
+            |question: &str| Judgement::new(question, &corpus, MIN_BEARING).asks_for_scripture();
+        assert!(asked("Where does the Bible speak of praying for the dead?"));
+        assert!(asked("What does Scripture say about fasting?"));
+        assert!(!asked("Why do Catholics pray for the dead?"));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //!   markers are checked: a marker of a passage it was not given is removed and logged, the
 //!   rest renumbered `1..m` in order of first use; or
 //! - assembled from the passages' most relevant sentences (`mode: "extractive"`), when no
-//!   model is configured, saying so in its first sentence.
+//!   model is configured, saying so in its first sentence; it quotes, of each kind of source,
+//!   the place its first passage sets (see `focus`), where a model reads every judged passage
+//!   and cites the ones it uses.
 //!
 //! Every entry of `citations` is a passage that was retrieved and shown to whoever wrote the
 //! answer. A question the corpus cannot answer gets an answer saying so, naming what was
@@ -16,6 +18,7 @@
 //! present when a model wrote the answer.
 
 mod extractive;
+mod focus;
 mod judgement;
 mod llm;
 mod persons;
@@ -201,13 +204,12 @@ impl CatholicQa {
                 || (!names.is_empty() && persons::names_as_subject(hit, &names))
         });
         let ordered = persons::citing_order(relevant, &stems, &names, &about, &judgement);
-        Ok((
-            Passage::distinct(ordered)
-                .into_iter()
-                .take(max_citations)
-                .collect(),
-            judgement,
-        ))
+        let mut passages = Passage::distinct(ordered);
+        if self.backend.is_none() {
+            passages = focus::same_place(passages, &judgement, &about);
+        }
+        passages.truncate(max_citations);
+        Ok((passages, judgement))
     }
 
     /// The answer of one call. With `chunks`, an answer the model writes is sent on piece by

@@ -66,7 +66,10 @@ pub(crate) fn scripture_query(names: &[String], defining: &Hit) -> String {
 /// [`Judgement::preferred`]), then by the most specific wording of a moral act held (see
 /// [`Judgement::first_wording`]), then a text before a commentary on it (the verse before
 /// Haydock's note). Each group otherwise keeps its search order: every passage left bears on
-/// the question, and the search ranks them better than their share of its words.
+/// the question, and the search ranks them better than their share of its words; but among the
+/// rest, a catechism's answer is told by its question, which says what the answer is about:
+/// those answers trade places among themselves by how much of the user's question their own
+/// holds (see [`questions_asking_most_first`]).
 pub(crate) fn citing_order(
     hits: Vec<Hit>,
     stems: &BTreeSet<String>,
@@ -101,7 +104,42 @@ pub(crate) fn citing_order(
         })
         .collect();
     keyed.sort_by_key(|(key, _)| *key);
-    keyed.into_iter().map(|(_, hit)| hit).collect()
+    let asked_first = keyed.iter().filter(|(key, _)| key.0 < 4).count();
+    let mut ordered: Vec<Hit> = keyed.into_iter().map(|(_, hit)| hit).collect();
+    questions_asking_most_first(&mut ordered[asked_first..], judgement);
+    ordered
+}
+
+/// Reorders the catechism answers among themselves, the others keeping their places: the
+/// answer whose question holds the most of what the user asks comes first ("Does not a divorce
+/// granted by courts of justice break the bond of marriage?" before "Why should Catholics avoid
+/// mixed marriages?" for "Can a divorced Catholic marry again?"); among equals, the citing
+/// order stays.
+fn questions_asking_most_first(ordered: &mut [Hit], judgement: &Judgement) {
+    let places: Vec<usize> = ordered
+        .iter()
+        .enumerate()
+        .filter(|(_, hit)| is_question_answered(hit))
+        .map(|(at, _)| at)
+        .collect();
+    let mut answers: Vec<Hit> = places.iter().map(|&at| ordered[at].clone()).collect();
+    // In thousandths, to sort; best first, the sort keeping the order of equals.
+    answers.sort_by_key(|hit| {
+        let heading = hit.heading.as_deref().unwrap_or_default();
+        std::cmp::Reverse((judgement.weight_held(heading) * 1000.0).round() as u32)
+    });
+    for (at, hit) in places.into_iter().zip(answers) {
+        ordered[at] = hit;
+    }
+}
+
+/// Whether a hit is a catechism's answer to the question of its heading.
+fn is_question_answered(hit: &Hit) -> bool {
+    hit.doc_type == "catechism"
+        && hit
+            .heading
+            .as_deref()
+            .is_some_and(|h| h.trim_end().ends_with('?'))
 }
 
 #[cfg(test)]
@@ -137,6 +175,52 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| n.to_string()).collect()
+    }
+
+    /// A corpus of one section holding none of the words asked: every word asked weighs the
+    /// same.
+    fn weighing_corpus() -> (tempfile::TempDir, corpus::Corpus) {
+        let data = tempfile::tempdir().unwrap();
+        corpus::CorpusWriter::open(data.path())
+            .unwrap()
+            .upsert([corpus::Document {
+                id: "cat:filler".into(),
+                title: "Filler".into(),
+                author: None,
+                date: None,
+                doc_type: "catechism".into(),
+                language: "en".into(),
+                reference: None,
+                source_url: None,
+                sections: vec![corpus::Section {
+                    locus: "1".into(),
+                    heading: None,
+                    text: "Nothing of the question here.".into(),
+                }],
+            }])
+            .unwrap();
+        let corpus = corpus::Corpus::open(data.path()).unwrap();
+        (data, corpus)
+    }
+
+    #[test]
+    fn the_catechism_answer_whose_question_holds_most_of_the_users_comes_first() {
+        let (_data, corpus) = weighing_corpus();
+        let question = "Must pilgrims visit shrines?";
+        let judgement = Judgement::new(question, &corpus, super::super::MIN_BEARING);
+        let mut travelling = hit("cat:b#1", "Pilgrims travel together for safety.");
+        travelling.heading = Some("Why should pilgrims travel together?".into());
+        let mut verse = hit(
+            "bible:dr/PSA#83:6",
+            "Blessed is the man: in his heart he hath disposed to ascend by steps.",
+        );
+        verse.doc_type = "scripture".into();
+        let mut bound = hit("cat:b#2", "Pilgrims are bound to visit them with devotion.");
+        bound.heading = Some("Are pilgrims bound to visit the shrines of the saints?".into());
+        let stems = super::super::retrieval::topic_stems(question);
+        let ordered = citing_order(vec![travelling, verse, bound], &stems, &[], &[], &judgement);
+        let ids: Vec<&str> = ordered.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["cat:b#2", "bible:dr/PSA#83:6", "cat:b#1"]);
     }
 
     #[test]
