@@ -10,10 +10,10 @@ use std::time::Duration;
 use axum::body::Bytes;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
-use skills::qa::CatholicQa;
+use skills::qa::{CalendarFacts, CatholicQa};
 use skills::readings::LiturgicalReadings;
 use skills::saints::SaintsOfTheDay;
-use skills::{SkillError, SkillRegistry, SkillSettings};
+use skills::{Skill, SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
@@ -193,21 +193,25 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
         );
     }
     let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));
+    let readings: Arc<dyn Skill> = Arc::new(
+        LiturgicalReadings::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("liturgical_readings", e))?,
+    );
+    let saints: Arc<dyn Skill> = Arc::new(
+        SaintsOfTheDay::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("saints_of_the_day", e))?,
+    );
+    let calendar = CalendarFacts::new(Arc::clone(&saints), Arc::clone(&readings));
     let mut registry = SkillRegistry::new();
     registry.register(Arc::new(
         CatholicQa::new(Arc::clone(&corpus), &settings.llm)
-            .map_err(|e| skill_error("catholic_qa", e))?,
+            .map_err(|e| skill_error("catholic_qa", e))?
+            .with_calendar(calendar),
     ));
     registry.register(Arc::new(DocumentSearch::new(Arc::clone(&corpus))));
     registry.register(Arc::new(DocumentFetch::new(corpus)));
-    registry.register(Arc::new(
-        LiturgicalReadings::new(&settings.liturgy, &settings.data_dir)
-            .map_err(|e| skill_error("liturgical_readings", e))?,
-    ));
-    registry.register(Arc::new(
-        SaintsOfTheDay::new(&settings.liturgy, &settings.data_dir)
-            .map_err(|e| skill_error("saints_of_the_day", e))?,
-    ));
+    registry.register(readings);
+    registry.register(saints);
     Ok(registry)
 }
 

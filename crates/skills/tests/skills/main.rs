@@ -5,6 +5,7 @@
 //! over a corpus written for its tests (`catholic_qa`), and writes and streams its answers with
 //! a real OpenAI-compatible server on loopback (`llm_backend`, `catholic_qa`, `streaming`).
 
+mod calendar_qa;
 mod catholic_qa;
 mod llm_backend;
 mod streaming;
