@@ -1,12 +1,14 @@
 //! Start-up: builds the store, limiter, authenticator and skills from settings, binds the
 //! listener, and serves until shutdown.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_types::AgentCard;
 use axum::body::Bytes;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
@@ -400,10 +402,19 @@ impl Application {
             },
         );
         let card = http::documents::agent_card(&settings, &base_url, &service);
-        let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
-            context: "serialising the agent card".into(),
-            source: std::io::Error::other(e),
-        })?;
+        let serialised = |card: &AgentCard| {
+            ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
+                context: "serialising the agent card".into(),
+                source: std::io::Error::other(e),
+            })
+        };
+        let cards = serialised(&card)?;
+        let mut skill_cards = BTreeMap::new();
+        for skill in service.skills().iter() {
+            let info = skill.info();
+            let own = http::documents::skill_agent_card(&card, info, &base_url);
+            skill_cards.insert(info.id, serialised(&own)?);
+        }
         let resource =
             http::documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
@@ -412,6 +423,7 @@ impl Application {
             store,
             metrics,
             cards,
+            skill_cards,
             resource_metadata: Bytes::from(resource),
             challenge: http::documents::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,
