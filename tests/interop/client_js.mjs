@@ -128,23 +128,27 @@ const storedText = (task) => {
 };
 const TERMINAL_STATES = ['completed', 'failed', 'canceled', 'rejected'];
 
-// One stream's events: a working status, the answer as artifact pieces (the first not appended,
-// the others appended, only the last marked last) joining to the stored text, and last a final
-// status in `endState`; every event under the request's id (which the SDK checks too).
+// One stream's events: a working status, the answer as text deltas (the first not appended, the
+// others appended, none marked last) that start the stored text, then the whole stored artifact
+// as one last update that is not appended, and last a final status in `endState`; every event
+// under the request's id (which the SDK checks too).
 async function checkStream(label, events, stored, entry, endState = 'completed') {
   const shown = JSON.stringify(events).slice(0, 400);
   check(`${label}: a working status`, events.some((e) => e.kind === 'status' && e.state === 'working'), `events ${shown}`);
   if (endState === 'completed') {
     const pieces = events.filter((e) => e.kind === 'artifact');
+    const deltas = pieces.slice(0, -1);
+    const whole = pieces.at(-1);
     const [artifactId, text] = storedText(stored);
-    const joined = pieces.flatMap((e) => e.texts).join('');
+    const streamed = deltas.flatMap((e) => e.texts).join('');
     const problems = [];
-    if (pieces.filter((e) => e.texts.length).length < 2) problems.push(`the answer came in ${pieces.length} pieces, not streamed`);
-    if (pieces.some((e, i) => e.append !== (i > 0))) problems.push('append is not false on the first piece and true on the others');
-    if (pieces.some((e, i) => e.last !== (i === pieces.length - 1))) problems.push('lastChunk is not on the last piece alone');
+    if (!deltas.some((e) => e.texts.length)) problems.push(`the answer came in ${pieces.length} pieces, not streamed`);
+    if (deltas.some((e, i) => e.append !== (i > 0) || e.last)) problems.push('the deltas are not appended after the first, or one is marked last');
+    if (!whole || whole.append || !whole.last) problems.push('the last update is not the whole artifact (append false, lastChunk true)');
     if (pieces.some((e) => e.artifactId !== artifactId)) problems.push(`a piece of another artifact than ${artifactId}`);
-    if (joined !== text || !text.includes('[1]')) problems.push(`pieces join to ${JSON.stringify(joined)}, the stored text is ${JSON.stringify(text)}`);
-    check(`${label}: artifact pieces join to the stored text`, !problems.length, problems.join('; '));
+    if (!text.startsWith(streamed) || !text.includes('[1]')) problems.push(`deltas join to ${JSON.stringify(streamed)}, the stored text is ${JSON.stringify(text)}`);
+    if (whole && whole.texts.join('') !== text) problems.push(`the last update holds ${JSON.stringify(whole.texts)}, the stored text is ${JSON.stringify(text)}`);
+    check(`${label}: text deltas, then the whole stored text`, !problems.length, problems.join('; '));
   }
   const last = events.at(-1) ?? {};
   const finals = events.filter((e) => e.kind === 'status').map((e) => e.final);

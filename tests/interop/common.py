@@ -139,9 +139,10 @@ def stored_text(artifacts):
 
 
 def check_stream(label, events, artifacts, entry, end_state="completed"):
-    """The events of one stream: a working status, the answer as artifact pieces (the first not
-    appended, the others appended, only the last marked last) whose text joins to the stored
-    artifact's, and last a final status in `end_state`; all under the request's id."""
+    """The events of one stream: a working status, the answer as text deltas (the first not
+    appended, the others appended, none marked last) that start the stored text, then the whole
+    stored artifact as one last update that is not appended (a client that keeps only last chunks
+    holds the answer); all under the request's id; last a final status in `end_state`."""
     shown = json.dumps(events)[:400]
     report(
         f"{label}: a working status",
@@ -150,20 +151,23 @@ def check_stream(label, events, artifacts, entry, end_state="completed"):
     )
     if end_state == "completed":
         pieces = [e for e in events if e["kind"] == "artifact"]
+        deltas, whole = pieces[:-1], (pieces[-1] if pieces else None)
         artifact_id, text = stored_text(artifacts)
-        joined = "".join(t for e in pieces for t in e["texts"])
+        streamed = "".join(t for e in deltas for t in e["texts"])
         problems = []
-        if sum(1 for e in pieces if e["texts"]) < 2:
+        if not any(e["texts"] for e in deltas):
             problems.append(f"the answer came in {len(pieces)} pieces, not streamed")
-        if any(e["append"] != (i > 0) for i, e in enumerate(pieces)):
-            problems.append("append is not false on the first piece and true on the others")
-        if pieces and [e["last"] for e in pieces] != [False] * (len(pieces) - 1) + [True]:
-            problems.append("lastChunk is not on the last piece alone")
+        if any(e["append"] != (i > 0) or e["last"] for i, e in enumerate(deltas)):
+            problems.append("the deltas are not appended after the first, or one is marked last")
+        if whole is None or whole["append"] or not whole["last"]:
+            problems.append("the last update is not the whole artifact (append false, lastChunk true)")
         if any(e["artifact_id"] != artifact_id for e in pieces):
             problems.append(f"a piece of another artifact than {artifact_id}")
-        if joined != text or "[1]" not in text:
-            problems.append(f"pieces join to {joined!r}, the stored text is {text!r}")
-        report(f"{label}: artifact pieces join to the stored text", not problems, "; ".join(problems))
+        if not text.startswith(streamed) or "[1]" not in text:
+            problems.append(f"deltas join to {streamed!r}, the stored text is {text!r}")
+        if whole is not None and "".join(whole["texts"]) != text:
+            problems.append(f"the last update holds {whole['texts']!r}, the stored text is {text!r}")
+        report(f"{label}: text deltas, then the whole stored text", not problems, "; ".join(problems))
     last = events[-1] if events else {}
     finals = [e.get("final") for e in events if e["kind"] == "status"]
     report(

@@ -1,19 +1,21 @@
 //! Start-up: builds the store, limiter, authenticator and skills from settings, binds the
 //! listener, and serves until shutdown.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_types::AgentCard;
 use axum::body::Bytes;
 use corpus::Corpus;
 use skills::documents::{DocumentFetch, DocumentSearch};
-use skills::qa::CatholicQa;
+use skills::qa::{CalendarFacts, CatholicQa};
 use skills::readings::LiturgicalReadings;
 use skills::saints::SaintsOfTheDay;
-use skills::{SkillError, SkillRegistry, SkillSettings};
+use skills::{Skill, SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
@@ -193,21 +195,25 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
         );
     }
     let skill_error = |name: &str, e: SkillError| StartupError::Skills(format!("{name}: {e}"));
+    let readings: Arc<dyn Skill> = Arc::new(
+        LiturgicalReadings::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("liturgical_readings", e))?,
+    );
+    let saints: Arc<dyn Skill> = Arc::new(
+        SaintsOfTheDay::new(&settings.liturgy, &settings.data_dir)
+            .map_err(|e| skill_error("saints_of_the_day", e))?,
+    );
+    let calendar = CalendarFacts::new(Arc::clone(&saints), Arc::clone(&readings));
     let mut registry = SkillRegistry::new();
     registry.register(Arc::new(
         CatholicQa::new(Arc::clone(&corpus), &settings.llm)
-            .map_err(|e| skill_error("catholic_qa", e))?,
+            .map_err(|e| skill_error("catholic_qa", e))?
+            .with_calendar(calendar),
     ));
     registry.register(Arc::new(DocumentSearch::new(Arc::clone(&corpus))));
     registry.register(Arc::new(DocumentFetch::new(corpus)));
-    registry.register(Arc::new(
-        LiturgicalReadings::new(&settings.liturgy, &settings.data_dir)
-            .map_err(|e| skill_error("liturgical_readings", e))?,
-    ));
-    registry.register(Arc::new(
-        SaintsOfTheDay::new(&settings.liturgy, &settings.data_dir)
-            .map_err(|e| skill_error("saints_of_the_day", e))?,
-    ));
+    registry.register(readings);
+    registry.register(saints);
     Ok(registry)
 }
 
@@ -396,10 +402,19 @@ impl Application {
             },
         );
         let card = http::documents::agent_card(&settings, &base_url, &service);
-        let cards = ServedCards::new(&card, chrono::Utc::now()).map_err(|e| StartupError::Io {
-            context: "serialising the agent card".into(),
-            source: std::io::Error::other(e),
-        })?;
+        let serialised = |card: &AgentCard| {
+            ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
+                context: "serialising the agent card".into(),
+                source: std::io::Error::other(e),
+            })
+        };
+        let cards = serialised(&card)?;
+        let mut skill_cards = BTreeMap::new();
+        for skill in service.skills().iter() {
+            let info = skill.info();
+            let own = http::documents::skill_agent_card(&card, info, &base_url);
+            skill_cards.insert(info.id, serialised(&own)?);
+        }
         let resource =
             http::documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
@@ -408,6 +423,7 @@ impl Application {
             store,
             metrics,
             cards,
+            skill_cards,
             resource_metadata: Bytes::from(resource),
             challenge: http::documents::challenge(&base_url),
             max_body_bytes: settings.server.max_body_bytes,

@@ -31,7 +31,7 @@ use tokio::sync::Semaphore;
 use crate::conformance::Simulated;
 use crate::error::{ApiError, Failure};
 use crate::limits::Decision;
-use crate::paths::{RPC_PATH, RPC_PATH_SLASH};
+use crate::paths;
 use crate::wire::{Wire, version_header};
 
 type IpLimiter =
@@ -156,17 +156,17 @@ fn budget_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The middleware: applies to `POST` on the JSON-RPC endpoint (with or without its trailing
-/// slash, which the router serves alike) only. It sheds load, tells the
-/// handler when the client address has spent its failed-authentication budget, and charges a
-/// 401 to that budget.
+/// The middleware: applies to `POST` on the JSON-RPC endpoints (the whole agent's and each
+/// skill's agent's, with or without a trailing slash, which the router serves alike) only. It
+/// sheds load, tells the handler when the client address has spent its failed-authentication
+/// budget, and charges a 401 to that budget.
 pub async fn protect(
     State(guard): State<Arc<Guard>>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let path = request.uri().path();
-    if (path != RPC_PATH && path != RPC_PATH_SLASH) || request.method() != Method::POST {
+    if !paths::is_rpc_endpoint(path) || request.method() != Method::POST {
         return next.run(request).await;
     }
     let client = request

@@ -25,3 +25,23 @@ pub const CONFORMANCE: &str = "/conformance";
 pub const CONFORMANCE_REPORT: &str = "/conformance/report";
 /// The conformance kit's findings of the caller's runs.
 pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";
+/// Where each skill is served as an agent of its own: `/agents/{skill_id}` is both its base URL
+/// (its card at `{base}/.well-known/agent-card.json`) and its JSON-RPC endpoint.
+pub const SKILL_AGENTS: &str = "/agents";
+
+/// The base URL path (and endpoint) of the agent of one skill.
+pub fn skill_agent(skill_id: &str) -> String {
+    format!("{SKILL_AGENTS}/{skill_id}")
+}
+
+/// Whether `path` is a JSON-RPC endpoint: the whole agent's, or a skill's agent's (each with or
+/// without a trailing slash), so that every layer guarding calls guards them all alike.
+pub fn is_rpc_endpoint(path: &str) -> bool {
+    if path == RPC_PATH || path == RPC_PATH_SLASH {
+        return true;
+    }
+    path.strip_prefix(SKILL_AGENTS)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .map(|rest| rest.strip_suffix('/').unwrap_or(rest))
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}

@@ -44,6 +44,9 @@ tokio::task_local! {
     /// The `Accept-Language` of the HTTP request being served, for skills that answer in
     /// several languages; set by the HTTP layer around each call.
     pub static ACCEPT_LANGUAGE: Option<String>;
+    /// The skill a message without `metadata.skillId` goes to, when the call came through a
+    /// skill's own agent (`/agents/{skill_id}`); set by the HTTP layer around each call.
+    pub static DEFAULT_SKILL: Option<&'static str>;
 }
 
 /// What a message naming a task (`taskId`) does to that task, which is always finished.
@@ -1111,7 +1114,11 @@ impl A2aService {
 
     fn skill_for(&self, message: &Message) -> Result<&Arc<dyn Skill>, ApiError> {
         let requested = match message.metadata.as_ref().and_then(|m| m.get("skillId")) {
-            None | Some(Value::Null) => catalog::DEFAULT_SKILL_ID,
+            None | Some(Value::Null) => DEFAULT_SKILL
+                .try_with(|skill| *skill)
+                .ok()
+                .flatten()
+                .unwrap_or(catalog::DEFAULT_SKILL_ID),
             Some(Value::String(id)) => id.as_str(),
             Some(_) => {
                 return Err(ApiError::InvalidParams(

@@ -1,6 +1,10 @@
-//! A skill run as a running task's work: its artifact's text goes to the task's event log as it
-//! is written (artifact updates with `append` and `lastChunk`), and the data part follows as the
-//! artifact's last chunk, so a subscriber who joins the chunks holds the stored artifact.
+//! A skill run as a running task's work: the pieces of its artifact's text that a streaming
+//! skill sends before its last go to the task's event log as they are written (artifact updates
+//! with `append`, never `lastChunk`); then the whole artifact, text and data, is sent as one
+//! update with `append: false` and `lastChunk: true`, in place of the pieces. A client that keeps
+//! only last chunks, or only the last update, holds the whole stored artifact; one that follows
+//! `append` replaces the streamed text with it instead of showing it twice. A skill that does not
+//! stream sends its whole text as its last piece, so its answer is that one update alone.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -27,8 +31,8 @@ pub enum StreamedRun {
     Failed(String),
 }
 
-/// Runs `skill` under `timeout`, sending its text pieces and then its data part as chunks of
-/// the artifact `artifact_id` through `sink`. A log that refuses chunks (full, or closed by a
+/// Runs `skill` under `timeout`, sending its text pieces but the last as chunks of the artifact
+/// `artifact_id` through `sink`, then the whole artifact in place of them. A log that refuses chunks (full, or closed by a
 /// cancel) does not stop the skill: the stored task holds the whole answer either way.
 pub async fn run_streamed(
     skill: &dyn Skill,
@@ -47,32 +51,13 @@ pub async fn run_streamed(
         tokio::select! {
             // Pieces first: every piece sent before the output is forwarded before it.
             biased;
-            Some(SkillEvent::ArtifactText { artifact_name, text, .. }) = received.recv() => {
-                let chunk = Artifact {
-                    artifact_id: artifact_id.to_string(),
-                    name: Some(artifact_name.to_string()),
-                    parts: vec![Part::text(text)],
-                };
-                forward(sink, chunk, started).await;
-                started = true;
-            }
+            Some(event) = received.recv() => started = forward(sink, artifact_id, event, started).await,
             outcome = &mut work => break outcome,
         }
     };
     // Pieces sent just before the output.
-    while let Ok(SkillEvent::ArtifactText {
-        artifact_name,
-        text,
-        ..
-    }) = received.try_recv()
-    {
-        let chunk = Artifact {
-            artifact_id: artifact_id.to_string(),
-            name: Some(artifact_name.to_string()),
-            parts: vec![Part::text(text)],
-        };
-        forward(sink, chunk, started).await;
-        started = true;
+    while let Ok(event) = received.try_recv() {
+        started = forward(sink, artifact_id, event, started).await;
     }
     match outcome {
         Err(_) => StreamedRun::Failed(format!(
@@ -95,22 +80,42 @@ pub async fn run_streamed(
             ))
         }
         Ok(Ok(Ok(output))) => {
-            let data = Artifact {
+            let whole = Artifact {
                 artifact_id: artifact_id.to_string(),
                 name: Some(output.artifact_name.to_string()),
-                parts: vec![Part::data(output.data.clone())],
+                parts: vec![
+                    Part::text(output.text.clone()),
+                    Part::data(output.data.clone()),
+                ],
             };
-            if let Err(error) = sink.artifact(data, started, true).await {
-                tracing::warn!(%error, "the data part could not be logged; the stored task has it");
+            if let Err(error) = sink.artifact(whole, false, true).await {
+                tracing::warn!(%error, "the whole artifact could not be logged; the stored task has it");
             }
             StreamedRun::Done(output)
         }
     }
 }
 
-/// Sends one text chunk; never the last (the data part closes the artifact).
-async fn forward(sink: &EventSink, chunk: Artifact, append: bool) {
-    if let Err(error) = sink.artifact(chunk, append, false).await {
+/// Sends one text piece that is not the skill's last as a chunk of the artifact (appended to
+/// the pieces before it, never the last chunk); the last piece is not sent, as the whole
+/// artifact follows it. Returns whether the artifact has been started.
+async fn forward(sink: &EventSink, artifact_id: &str, event: SkillEvent, started: bool) -> bool {
+    let SkillEvent::ArtifactText {
+        artifact_name,
+        text,
+        last_chunk,
+        ..
+    } = event;
+    if last_chunk {
+        return started;
+    }
+    let chunk = Artifact {
+        artifact_id: artifact_id.to_string(),
+        name: Some(artifact_name.to_string()),
+        parts: vec![Part::text(text)],
+    };
+    if let Err(error) = sink.artifact(chunk, started, false).await {
         tracing::warn!(%error, "a streamed chunk could not be logged; the stored task has it");
     }
+    true
 }

@@ -18,7 +18,7 @@ use futures::StreamExt;
 use http_body_util::BodyExt;
 
 use super::{Kit, Scenario, Simulated};
-use crate::paths::{RPC_PATH, RPC_PATH_SLASH};
+use crate::paths;
 use crate::serve::DropConnection;
 
 /// The scenario the `A2A-Simulate` header selects (`None`: no header; `Err`: what is wrong
@@ -29,7 +29,7 @@ pub struct HeaderScenario(pub Option<Result<Scenario, String>>);
 /// The middleware.
 pub async fn simulate(State(kit): State<Arc<Kit>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if request.method() != Method::POST || (path != RPC_PATH && path != RPC_PATH_SLASH) {
+    if request.method() != Method::POST || !paths::is_rpc_endpoint(path) {
         return next.run(request).await;
     }
     let selected = kit.scenario(request.headers(), None);

@@ -34,10 +34,12 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             streaming: settings.agent.streaming,
             push_notifications: settings.agent.push_notifications,
             state_transition_history: true,
-            extensions: if settings.conformance.enabled {
-                vec![conformance::card_extension(&settings.conformance)]
-            } else {
-                Vec::new()
+            extensions: {
+                let mut extensions = vec![skill_agents_extension(base_url, service)];
+                if settings.conformance.enabled {
+                    extensions.push(conformance::card_extension(&settings.conformance));
+                }
+                extensions
             },
         },
         default_input_modes: modes.clone(),
@@ -52,7 +54,11 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
                 AgentSkill {
                     id: info.id.into(),
                     name: info.name.into(),
-                    description: info.description.into(),
+                    description: format!(
+                        "{} Also served as an agent of its own, where a message without metadata.skillId comes to this skill: {base_url}{}",
+                        info.description,
+                        paths::skill_agent(info.id)
+                    ),
                     tags: info.tags.iter().map(|t| t.to_string()).collect(),
                     examples: info.examples.iter().map(|e| e.to_string()).collect(),
                     input_modes: modes.clone(),
@@ -74,6 +80,54 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             },
         ],
     }
+}
+
+/// The URI of the main card's extension that lists each skill's own agent.
+pub const SKILL_AGENTS_EXTENSION: &str =
+    "https://magisterium-a2a.invalid/extensions/skill-agents/v1";
+
+/// Where each skill's own agent is, for programs (A2A has no field for sibling agents): an
+/// extension whose `params.agents` maps each skill id to its agent's base URL.
+fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
+    let agents: serde_json::Map<String, Value> = service
+        .skills()
+        .iter()
+        .map(|skill| {
+            let id = skill.info().id;
+            (
+                id.to_string(),
+                json!(format!("{base_url}{}", paths::skill_agent(id))),
+            )
+        })
+        .collect();
+    json!({
+        "uri": SKILL_AGENTS_EXTENSION,
+        "description": "Each skill is also served as an agent of its own, for clients that cannot set message.metadata.skillId: its card at {agent}/.well-known/agent-card.json, its JSON-RPC endpoint at {agent}, where a message without skillId goes to that skill; same tokens, limits and tasks as this agent.",
+        "required": false,
+        "params": {"agents": agents},
+    })
+}
+
+/// The card of one skill's own agent: the whole agent's card with that skill alone (as the
+/// service describes it, without the pointer to itself), its name and description, and its
+/// own endpoint.
+pub fn skill_agent_card(whole: &AgentCard, skill: &skills::SkillInfo, base_url: &str) -> AgentCard {
+    let url = format!("{base_url}{}", paths::skill_agent(skill.id));
+    let mut card = whole.clone();
+    card.name = format!("{} — {}", whole.name, skill.name);
+    card.description = skill.description.to_string();
+    card.url = url.clone();
+    for interface in &mut card.supported_interfaces {
+        interface.url = url.clone();
+    }
+    card.skills.retain(|entry| entry.id == skill.id);
+    for entry in &mut card.skills {
+        entry.description = skill.description.to_string();
+    }
+    card.capabilities
+        .extensions
+        .retain(|extension| extension["uri"] != SKILL_AGENTS_EXTENSION);
+    card
 }
 
 /// The bearer scheme (a JWT, discovered through the protected-resource metadata) and the

@@ -5,13 +5,14 @@
 pub mod documents;
 mod rpc;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Extension, Request, State};
+use axum::extract::{Extension, Path, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
@@ -61,6 +62,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The agent card in both forms, serialised once.
     pub cards: ServedCards,
+    /// The card of each skill's own agent (`/agents/{skill_id}`), by skill id.
+    pub skill_cards: BTreeMap<&'static str, ServedCards>,
     /// The protected-resource metadata, serialised once.
     pub resource_metadata: Bytes,
     /// `WWW-Authenticate` without an error, for requests without a token.
@@ -108,10 +111,25 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .fallback(method_not_allowed);
     let kit = state.kit.clone();
     let authenticator = Arc::clone(&state.authenticator);
+    let skill_rpc = get(serve_skill_card)
+        .post(rpc::skill_rpc_handler)
+        .options(preflight)
+        .fallback(method_not_allowed);
+    let skill_agent = format!("{}/{{skill}}", paths::SKILL_AGENTS);
     let jwks = push::jwks_routes(state.push.keys());
     let routes = Router::new()
         .route(RPC_PATH, rpc.clone())
         .route(paths::RPC_PATH_SLASH, rpc)
+        .route(&skill_agent, skill_rpc.clone())
+        .route(&format!("{skill_agent}/"), skill_rpc)
+        .route(
+            &format!("{skill_agent}{}", paths::AGENT_CARD),
+            get(serve_skill_card),
+        )
+        .route(
+            &format!("{skill_agent}{}", paths::AGENT_CARD_LEGACY),
+            get(serve_skill_card),
+        )
         .route(paths::AGENT_CARD_LEGACY, get(serve_card))
         .route(paths::AGENT_CARD, get(serve_card))
         .route(paths::RESOURCE_METADATA, get(resource_metadata))
@@ -219,6 +237,35 @@ async fn serve_card(
         );
     }
     state.cards.respond(&headers)
+}
+
+/// The card of a skill's own agent, or a JSON 404 naming the skills that have one.
+async fn serve_skill_card(
+    State(state): State<Arc<AppState>>,
+    Path(skill): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match state.skill_cards.get(skill.as_str()) {
+        Some(cards) => cards.respond(&headers),
+        None => no_skill_agent(&state, &skill),
+    }
+}
+
+/// The answer for a skill's agent path naming no skill of this server.
+pub(super) fn no_skill_agent(state: &AppState, skill: &str) -> Response {
+    let known: Vec<&str> = state.skill_cards.keys().copied().collect();
+    let body = serde_json::json!({
+        "error": format!(
+            "no skill `{}` here; the skills' agents are {}",
+            skill.chars().take(64).collect::<String>(),
+            known
+                .iter()
+                .map(|id| paths::skill_agent(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    json_bytes(StatusCode::NOT_FOUND, Bytes::from(body.to_string()), None)
 }
 
 async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {

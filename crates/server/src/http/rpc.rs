@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Extension, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -26,7 +26,7 @@ use crate::guard::BudgetSpent;
 use crate::params::Params;
 use crate::paths::RPC_PATH;
 use crate::respond::{json_bytes, rate_headers};
-use crate::service::{ACCEPT_LANGUAGE, Reply};
+use crate::service::{ACCEPT_LANGUAGE, DEFAULT_SKILL, Reply};
 use crate::sse::{self, EventWire};
 use crate::telemetry::UserText;
 use crate::wire::{Wire, version_header};
@@ -136,15 +136,57 @@ pub(super) async fn rpc_handler(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let extensions = (request_id, budget_spent, header_scenario);
+    handle(&state, None, extensions, headers, body).await
+}
+
+/// Answers a call to a skill's own agent (`/agents/{skill_id}`) as [`rpc_handler`] does, a
+/// message without `metadata.skillId` going to that skill; a path naming no skill is a 404.
+pub(super) async fn skill_rpc_handler(
+    State(state): State<Arc<AppState>>,
+    Path(skill): Path<String>,
+    request_id: Option<Extension<RequestId>>,
+    budget_spent: Option<Extension<BudgetSpent>>,
+    header_scenario: Option<Extension<HeaderScenario>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let Some((&skill_id, _)) = state.skill_cards.get_key_value(skill.as_str()) else {
+        return super::no_skill_agent(&state, &skill);
+    };
+    let extensions = (request_id, budget_spent, header_scenario);
+    handle(&state, Some(skill_id), extensions, headers, body).await
+}
+
+/// The request's extensions the endpoint reads: its id, a spent failed-authentication budget,
+/// and the conformance kit's scenario from the header.
+type CallExtensions = (
+    Option<Extension<RequestId>>,
+    Option<Extension<BudgetSpent>>,
+    Option<Extension<HeaderScenario>>,
+);
+
+async fn handle(
+    state: &AppState,
+    default_skill: Option<&'static str>,
+    (request_id, budget_spent, header_scenario): CallExtensions,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let started = Instant::now();
     let request_id = request_id
         .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
         .unwrap_or_else(|| "-".into());
     let budget_spent = budget_spent.map(|Extension(spent)| spent);
     let from_header = header_scenario.and_then(|Extension(HeaderScenario(selected))| selected);
-    let answered = answer(&state, &headers, body, budget_spent, from_header).await;
+    let answered = DEFAULT_SKILL
+        .scope(
+            default_skill,
+            answer(state, &headers, body, budget_spent, from_header),
+        )
+        .await;
     let Some(kit) = state.kit.as_deref() else {
-        return answered.finish(&state, &request_id, started);
+        return answered.finish(state, &request_id, started);
     };
     let mut exchange = kit.exchange(
         &headers,
@@ -187,7 +229,7 @@ pub(super) async fn rpc_handler(
         kit.recorder().call(owner, &exchange, &outcome);
     }
     let simulated = answered.simulated.then_some(answered.scenario).flatten();
-    let mut response = answered.finish(&state, &request_id, started);
+    let mut response = answered.finish(state, &request_id, started);
     if let Some(scenario) = simulated {
         tracing::info!(
             scenario = scenario.name(),

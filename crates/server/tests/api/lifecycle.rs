@@ -1293,7 +1293,7 @@ async fn streamed_skill(info: skills::SkillInfo, timeout: Duration) -> (Vec<Valu
 }
 
 #[tokio::test]
-async fn a_skills_pieces_become_chunks_of_the_stored_artifact() {
+async fn a_skills_pieces_are_streamed_then_the_whole_artifact_replaces_them() {
     let (events, stored) = streamed_skill(TYPIST, Duration::from_secs(10)).await;
     assert_eq!(
         kinds(&events),
@@ -1303,33 +1303,35 @@ async fn a_skills_pieces_become_chunks_of_the_stored_artifact() {
             "artifact-update",
             "artifact-update",
             "artifact-update",
-            "artifact-update",
             "status:completed:final"
         ]
     );
-    let chunks = &events[2..6];
+    let chunks = &events[2..5];
     let flags: Vec<(bool, bool)> = chunks
         .iter()
         .map(|c| (c["append"] == true, c["lastChunk"] == true))
         .collect();
     assert_eq!(
         flags,
-        [(false, false), (true, false), (true, false), (true, true)],
-        "the first chunk starts the artifact, the data part closes it"
+        [(false, false), (true, false), (false, true)],
+        "the text pieces as they come, then the whole artifact in place of them"
     );
-    let text: String = chunks[..3]
+    let streamed: String = chunks[..2]
         .iter()
         .map(|c| c["artifact"]["parts"][0]["text"].as_str().unwrap())
         .collect();
-    assert_eq!(text, "The answer is written.");
-    assert_eq!(chunks[3]["artifact"]["parts"][0]["kind"], "data");
+    assert_eq!(streamed, "The answer is ");
+    let whole = &chunks[2]["artifact"];
+    assert_eq!(whole["parts"][0]["text"], "The answer is written.");
+    assert_eq!(whole["parts"][1]["kind"], "data");
     for chunk in chunks {
         assert_eq!(chunk["artifact"]["artifactId"], "art-1");
     }
     assert_eq!(stored.status.state, TaskState::Completed);
     assert_eq!(
-        stored.artifacts[0].parts[0],
-        Part::text("The answer is written.")
+        serde_json::to_value(&stored.artifacts[0]).unwrap(),
+        *whole,
+        "the last update is the stored artifact"
     );
 }
 

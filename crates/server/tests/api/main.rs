@@ -27,6 +27,7 @@ mod resends;
 mod round_trips;
 mod scale;
 mod security;
+mod skill_agents;
 mod skills;
 mod stores;
 mod stream_scenarios;

@@ -30,10 +30,22 @@ async fn the_card_is_public_cached_and_complete() {
     assert_eq!(card["protocolVersion"], "0.3.0");
     assert_eq!(card["preferredTransport"], "JSONRPC");
     assert_eq!(card["url"], format!("{}/api/v1/a2a", app.base));
+    let mut capabilities = card["capabilities"].clone();
+    let extensions = capabilities
+        .as_object_mut()
+        .unwrap()
+        .remove("extensions")
+        .unwrap();
     assert_eq!(
-        card["capabilities"],
+        capabilities,
         json!({"streaming": true, "pushNotifications": true, "stateTransitionHistory": true})
     );
+    assert_eq!(
+        extensions[0]["params"]["agents"]["catholic_qa"],
+        format!("{}/agents/catholic_qa", app.base),
+        "the one extension lists the skills' own agents: {extensions}"
+    );
+    assert_eq!(extensions.as_array().unwrap().len(), 1);
     assert_eq!(card["securitySchemes"]["bearer"]["scheme"], "bearer");
     assert_eq!(card["security"], json!([{"bearer": []}]));
     let ids: Vec<&str> = card["skills"]
@@ -84,6 +96,18 @@ async fn the_card_follows_configuration() {
     let card = app.get("/.well-known/agent.json").await.body;
     assert_eq!(card["protocolVersion"], "0.2.6");
     assert_eq!(card["url"], "https://a2a.example.org/api/v1/a2a");
+    assert_eq!(
+        card["capabilities"]["extensions"][0]["params"]["agents"]["saints_of_the_day"],
+        "https://a2a.example.org/agents/saints_of_the_day"
+    );
+    let own = app
+        .get("/agents/saints_of_the_day/.well-known/agent-card.json")
+        .await
+        .body;
+    assert_eq!(
+        own["url"],
+        "https://a2a.example.org/agents/saints_of_the_day"
+    );
     let resource = app.get("/.well-known/oauth-protected-resource").await;
     assert_eq!(resource.body["resource"], "https://a2a.example.org");
     assert_eq!(resource.body["bearer_methods_supported"], json!(["header"]));

@@ -79,6 +79,36 @@ async fn saints_and_readings_answer_for_a_date() {
     );
 }
 
+/// A message without `skillId` asking about the calendar gets `catholic_qa`'s answer from the
+/// calendar and the Lectionary, cited, in the same shape as any of its answers.
+#[tokio::test]
+async fn catholic_qa_answers_a_calendar_question_from_the_calendar() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("calendar-qa", Plan::Pro);
+    let mut body = send_body(
+        "catholic_qa",
+        "Which saint is celebrated on 4 October?",
+        &uuid(),
+    );
+    body["params"]["message"]["metadata"] = json!({});
+    let task = app.rpc(Some(&token), &body).await.result().clone();
+    assert_eq!(task["status"]["state"], "completed", "{task}");
+    assert_eq!(task["metadata"]["skillId"], "catholic_qa", "{task}");
+    let artifact = &task["artifacts"][0];
+    assert_eq!(artifact["name"], "answer");
+    assert!(
+        artifact["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Francis"),
+        "{artifact}"
+    );
+    let data = &artifact["parts"][1]["data"];
+    let cited = data["citations"][0]["document_id"].as_str().unwrap();
+    assert!(cited.starts_with("saints_of_the_day:"), "{data}");
+    assert!(cited.ends_with("-10-04"), "{data}");
+}
+
 #[tokio::test]
 async fn document_skills_on_an_empty_corpus_say_so() {
     let app = spawn_app(|_| {}).await;

@@ -148,6 +148,40 @@ async fn send_streaming_message_answers_1_0_stream_responses() {
     assert_eq!(last["status"]["state"], "TASK_STATE_COMPLETED");
 }
 
+/// A skill that does not stream sends its answer whole: one artifact update, not appended, its
+/// last chunk, with the text and the data part, so a client that keeps only last chunks holds
+/// the whole answer.
+#[tokio::test]
+async fn a_skill_that_does_not_stream_sends_its_answer_as_one_whole_update() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("streamer", Plan::Pro);
+    let (_, _, events) = events(&app, &token, &stream_body("test_echo", "whole")).await;
+    let updates: Vec<&Value> = events
+        .iter()
+        .map(|e| &e["result"])
+        .filter(|r| r["kind"] == "artifact-update")
+        .collect();
+    assert_eq!(updates.len(), 1, "one update: {updates:?}");
+    let update = updates[0];
+    assert_eq!(update["append"], false);
+    assert_eq!(update["lastChunk"], true);
+    let parts = update["artifact"]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert_eq!(parts[0]["text"], "echo: whole");
+    assert_eq!(parts[1]["kind"], "data");
+    assert_eq!(parts[1]["data"]["text"], "whole");
+
+    let task_id = events[0]["result"]["id"].as_str().unwrap();
+    let stored = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": task_id})))
+        .await;
+    assert_eq!(
+        stored.result()["artifacts"][0],
+        update["artifact"],
+        "the update is the stored artifact"
+    );
+}
+
 #[tokio::test]
 async fn a_failing_skill_ends_its_stream_failed() {
     let app = spawn_app(|_| {}).await;

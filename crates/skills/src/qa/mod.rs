@@ -17,6 +17,7 @@
 //! searched for, and no citations; the model is not asked at all then, so `model` is only
 //! present when a model wrote the answer.
 
+mod calendar_facts;
 mod extractive;
 mod focus;
 mod judgement;
@@ -33,6 +34,7 @@ use async_trait::async_trait;
 use corpus::{Corpus, CorpusError, Hit, SearchMode, SearchRequest};
 use serde_json::{Map, Value, json};
 
+pub use calendar_facts::CalendarFacts;
 pub use extractive::EXTRACTIVE_PASSAGES;
 pub use judgement::MIN_BEARING;
 pub use llm::LlmSettings;
@@ -91,6 +93,7 @@ pub struct CatholicQa {
     corpus: Arc<Corpus>,
     backend: Option<Backend>,
     min_bearing: f32,
+    calendar: Option<CalendarFacts>,
 }
 
 struct Backend {
@@ -141,6 +144,7 @@ impl CatholicQa {
             corpus,
             backend,
             min_bearing: MIN_BEARING,
+            calendar: None,
         })
     }
 
@@ -156,6 +160,13 @@ impl CatholicQa {
     /// [`MIN_BEARING`]; the retrieval evaluation sets others to choose it.
     pub fn with_min_bearing(mut self, min_bearing: f32) -> Self {
         self.min_bearing = min_bearing;
+        self
+    }
+
+    /// Answers a question plainly about the calendar from these facts instead of the corpus
+    /// (see `calendar_facts`).
+    pub fn with_calendar(mut self, calendar: CalendarFacts) -> Self {
+        self.calendar = Some(calendar);
         self
     }
 
@@ -221,6 +232,13 @@ impl CatholicQa {
     ) -> Result<Answer, SkillError> {
         let question = question(request)?;
         let max_citations = max_citations(request)?;
+        let mut chunks = chunks;
+        if let Some(answer) = self
+            .answer_from_calendar(&question, request, chunks.as_deref_mut())
+            .await?
+        {
+            return Ok(answer);
+        }
         let mode = self.mode();
         if self.corpus.is_empty() {
             return Ok(Answer::uncited(&empty_corpus(), mode));

@@ -1,0 +1,169 @@
+//! Each skill served as an agent of its own beside the whole agent: its own card at its own
+//! base URL (`{base}/.well-known/agent-card.json` works), its own JSON-RPC endpoint where a
+//! message without `skillId` goes to that skill, over the same owner, limits, tasks and store;
+//! the main card says where each one is.
+
+use magisterium_a2a::auth::Plan;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, call, spawn_app, uuid};
+
+/// A `message/send` of one text part with no `metadata` at all, as frameworks send it.
+fn plain_send(text: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {"message": {
+            "kind": "message",
+            "messageId": uuid(),
+            "role": "user",
+            "parts": [{"kind": "text", "text": text}]
+        }}
+    })
+}
+
+async fn post(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    body: &Value,
+) -> crate::helpers::Reply {
+    app.post_raw_to(path, token, Some("application/json"), body.to_string())
+        .await
+}
+
+#[tokio::test]
+async fn every_skill_has_a_card_of_its_own_that_the_main_card_points_to() {
+    let app = spawn_app(|_| {}).await;
+    let main = app.get("/.well-known/agent-card.json").await;
+    let skills = main.body["skills"].as_array().unwrap().clone();
+    assert!(!skills.is_empty());
+    let listed = &main.body["capabilities"]["extensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["uri"].as_str().unwrap().contains("skill-agents"))
+        .expect("the main card lists the skills' agents")["params"]["agents"];
+    for skill in &skills {
+        let id = skill["id"].as_str().unwrap();
+        let base = format!("{}/agents/{id}", app.base);
+        assert!(
+            skill["description"].as_str().unwrap().contains(&base),
+            "the skill entry says where its agent is: {skill}"
+        );
+        assert_eq!(listed[id], base, "{listed}");
+        for card_path in [
+            format!("/agents/{id}/.well-known/agent-card.json"),
+            format!("/agents/{id}/.well-known/agent.json"),
+            format!("/agents/{id}"),
+        ] {
+            let card = app.get(&card_path).await;
+            assert_eq!(card.status, 200, "{card_path}");
+            let own = &card.body["skills"];
+            assert_eq!(own.as_array().unwrap().len(), 1, "{card_path}: {own}");
+            assert_eq!(own[0]["id"], id);
+            assert_eq!(own[0]["examples"], skill["examples"]);
+            assert_eq!(card.body["url"], base.as_str());
+            assert_eq!(card.body["description"], own[0]["description"]);
+            assert!(
+                card.body["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains(skill["name"].as_str().unwrap()),
+                "{}",
+                card.body["name"]
+            );
+            assert_eq!(card.body["securitySchemes"], main.body["securitySchemes"]);
+        }
+        let strict = app
+            .client
+            .get(format!("{base}/.well-known/agent-card.json"))
+            .header("A2A-Version", "1.0")
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap();
+        assert_eq!(strict["supportedInterfaces"][0]["url"], base.as_str());
+        assert!(strict.get("url").is_none(), "the strict 1.0 form");
+    }
+    assert_eq!(
+        app.get("/agents/no_such_skill/.well-known/agent-card.json")
+            .await
+            .status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn a_message_without_skill_id_goes_to_the_agents_skill_and_its_task_is_shared() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("per-skill", Plan::Pro);
+    let answered = post(
+        &app,
+        "/agents/liturgical_readings",
+        Some(&token),
+        &plain_send("2026-12-08"),
+    )
+    .await;
+    assert_eq!(answered.status, 200);
+    let task = answered.result().clone();
+    assert_eq!(task["status"]["state"], "completed", "{task}");
+    assert_eq!(task["metadata"]["skillId"], "liturgical_readings");
+    assert_eq!(task["artifacts"][0]["name"], "liturgical_readings");
+
+    let id = task["id"].as_str().unwrap();
+    let through_main = app
+        .rpc(Some(&token), &call("tasks/get", json!({"id": id})))
+        .await;
+    assert_eq!(
+        through_main.result()["id"],
+        id,
+        "made through one, read through the other"
+    );
+    let through_other = post(
+        &app,
+        "/agents/saints_of_the_day/",
+        Some(&token),
+        &call("tasks/get", json!({"id": id})),
+    )
+    .await;
+    assert_eq!(through_other.result()["id"], id);
+
+    let on_main = app.rpc(Some(&token), &plain_send("2026-12-08")).await;
+    assert_eq!(on_main.result()["metadata"]["skillId"], "catholic_qa");
+    let other_user = app.token("someone-else", Plan::Pro);
+    let hidden = post(
+        &app,
+        "/agents/liturgical_readings",
+        Some(&other_user),
+        &call("tasks/get", json!({"id": id})),
+    )
+    .await;
+    assert_eq!(hidden.code(), -32001, "another owner's task is not found");
+}
+
+#[tokio::test]
+async fn a_skills_agent_asks_for_the_same_token_and_refuses_an_unknown_skill() {
+    let app = spawn_app(|_| {}).await;
+    let refused = post(
+        &app,
+        "/agents/saints_of_the_day",
+        None,
+        &plain_send("today"),
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    assert!(refused.header("www-authenticate").is_some());
+    let token = app.token("per-skill", Plan::Pro);
+    let unknown = post(
+        &app,
+        "/agents/no_such_skill",
+        Some(&token),
+        &plain_send("x"),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
+}
