@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Extension, Path, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
@@ -242,13 +243,20 @@ async fn serve_card(
 /// The card of a skill's own agent, or a JSON 404 naming the skills that have one.
 async fn serve_skill_card(
     State(state): State<Arc<AppState>>,
-    Path(skill): Path<String>,
+    skill: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
+    let skill = skill_in_path(skill);
     match state.skill_cards.get(skill.as_str()) {
         Some(cards) => cards.respond(&headers),
         None => no_skill_agent(&state, &skill),
     }
+}
+
+/// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
+/// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
+pub(super) fn skill_in_path(skill: Result<Path<String>, PathRejection>) -> String {
+    skill.map_or_else(|_| "(not UTF-8)".to_string(), |Path(skill)| skill)
 }
 
 /// The answer for a skill's agent path naming no skill of this server.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
@@ -144,13 +145,14 @@ pub(super) async fn rpc_handler(
 /// message without `metadata.skillId` going to that skill; a path naming no skill is a 404.
 pub(super) async fn skill_rpc_handler(
     State(state): State<Arc<AppState>>,
-    Path(skill): Path<String>,
+    skill: Result<Path<String>, PathRejection>,
     request_id: Option<Extension<RequestId>>,
     budget_spent: Option<Extension<BudgetSpent>>,
     header_scenario: Option<Extension<HeaderScenario>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let skill = super::skill_in_path(skill);
     let Some((&skill_id, _)) = state.skill_cards.get_key_value(skill.as_str()) else {
         return super::no_skill_agent(&state, &skill);
     };

@@ -167,3 +167,25 @@ async fn a_skills_agent_asks_for_the_same_token_and_refuses_an_unknown_skill() {
     .await;
     assert_eq!(unknown.status, 404);
 }
+
+#[tokio::test]
+async fn a_skill_path_that_is_not_utf8_or_is_huge_is_a_json_404() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("odd-paths", Plan::Pro);
+    let huge = format!("/agents/{}", "a".repeat(4_000));
+    for path in ["/agents/%FF", "/agents/%C3%28", huge.as_str()] {
+        let sent = post(&app, path, Some(&token), &plain_send("hi")).await;
+        let card = app
+            .get(&format!("{path}/.well-known/agent-card.json"))
+            .await;
+        for (what, reply) in [("POST", sent), ("GET card", card)] {
+            assert_eq!(reply.status, 404, "{what} {path}: {}", reply.body);
+            let error = reply.body["error"].as_str().unwrap_or_default();
+            assert!(
+                error.contains("/agents/test_echo") && error.len() < 1_000,
+                "{what} {path}: a JSON error naming the skills' agents: {}",
+                reply.body
+            );
+        }
+    }
+}
