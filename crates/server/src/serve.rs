@@ -21,8 +21,8 @@ use std::future::Future;
 use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -95,18 +95,26 @@ pub enum Threads {
 }
 
 /// What one connection is doing: requests in progress, and when it last started or finished
-/// one (milliseconds since the connection opened); answers waiting for their client to take
-/// what they handed out, and when one last started waiting or was taken from. Shared by the
-/// connection's service, which records requests, and the task that closes the connection once
-/// it has been idle, or its client has taken nothing, for too long.
+/// one (milliseconds since the connection opened); the answers waiting for their client to take
+/// what they handed out, each with when it started waiting. Shared by the connection's service,
+/// which records requests, and the task that closes the connection once it has been idle, or a
+/// client has taken nothing of one answer, for too long.
 struct Activity {
     opened: Instant,
     in_progress: AtomicUsize,
     last_change_ms: AtomicU64,
-    awaiting_client: AtomicUsize,
-    /// Whether the socket's last write was refused for want of room (the client reads nothing).
+    /// The answers waiting for their client: an answer's number and when it started waiting.
+    /// Each answer's wait is its own, so a new request on the same HTTP/2 connection never
+    /// renews a stalled answer's deadline.
+    waiting: Mutex<Vec<(u64, u64)>>,
+    next_answer: AtomicU64,
+    /// Whether the connection speaks HTTP/2: there, the socket taking bytes says nothing of
+    /// which answer they belong to.
+    http2: AtomicBool,
+    /// Whether the socket's last write was refused for want of room (the client reads nothing),
+    /// and since when.
     socket_full: AtomicBool,
-    last_progress_ms: AtomicU64,
+    socket_full_since_ms: AtomicU64,
     /// Stores a permit when a request starts: a wait after any request completes at once.
     began: Notify,
 }
@@ -117,9 +125,11 @@ impl Activity {
             opened: Instant::now(),
             in_progress: AtomicUsize::new(0),
             last_change_ms: AtomicU64::new(0),
-            awaiting_client: AtomicUsize::new(0),
+            waiting: Mutex::new(Vec::new()),
+            next_answer: AtomicU64::new(0),
+            http2: AtomicBool::new(false),
             socket_full: AtomicBool::new(false),
-            last_progress_ms: AtomicU64::new(0),
+            socket_full_since_ms: AtomicU64::new(0),
             began: Notify::new(),
         }
     }
@@ -133,55 +143,73 @@ impl Activity {
             .store(self.elapsed_ms(), Ordering::Relaxed);
     }
 
-    /// An answer handed its client something (its head, or a frame of its body) and waits
-    /// for it to be taken.
-    fn await_client(&self) {
-        self.last_progress_ms
-            .store(self.elapsed_ms(), Ordering::Relaxed);
-        self.awaiting_client.fetch_add(1, Ordering::Relaxed);
+    fn waiting(&self) -> MutexGuard<'_, Vec<(u64, u64)>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The client took what an answer handed it (the answer is asked for more), or the answer
-    /// ended.
-    fn client_took(&self) {
-        self.last_progress_ms
-            .store(self.elapsed_ms(), Ordering::Relaxed);
-        self.awaiting_client.fetch_sub(1, Ordering::Relaxed);
+    /// Answer `answer` handed its client something (its head, or a frame of its body) and
+    /// waits for it to be taken.
+    fn await_client(&self, answer: u64) {
+        let now = self.elapsed_ms();
+        self.waiting().push((answer, now));
+    }
+
+    /// The client took what answer `answer` handed it (the answer is asked for more), or the
+    /// answer ended.
+    fn client_took(&self, answer: u64) {
+        let mut waiting = self.waiting();
+        if let Some(at) = waiting.iter().position(|&(number, _)| number == answer) {
+            waiting.swap_remove(at);
+        }
     }
 
     /// A write to the socket went through (`true`) or found it full (`false`). Only a change
     /// of state is recorded, so a full socket's deadline runs from the first refusal, and a
-    /// socket taking bytes costs one load a write.
+    /// socket taking bytes costs one load a write. On HTTP/1 the bytes a full socket takes
+    /// again are the one answer's in progress: its wait starts again.
     fn socket_wrote(&self, wrote: bool) {
-        if self.socket_full.load(Ordering::Relaxed) == wrote {
-            self.last_progress_ms
-                .store(self.elapsed_ms(), Ordering::Relaxed);
-            self.socket_full.store(!wrote, Ordering::Relaxed);
+        if self.socket_full.load(Ordering::Relaxed) != wrote {
+            return;
+        }
+        let now = self.elapsed_ms();
+        self.socket_full.store(!wrote, Ordering::Relaxed);
+        if !wrote {
+            self.socket_full_since_ms.store(now, Ordering::Relaxed);
+        } else if !self.http2.load(Ordering::Relaxed) {
+            for (_, since) in self.waiting().iter_mut() {
+                *since = now;
+            }
         }
     }
 
-    /// When the connection's write deadline falls, or `None` while no answer waits for its
-    /// client: none has handed out something it has not been asked past, and the socket takes
-    /// what is written to it (an answer's last frame may still sit in the connection's buffer
-    /// after its body ended).
+    /// When the connection's write deadline falls: the write timeout after the longest wait of
+    /// an answer for its client, or after the socket became full (an answer's last frame may
+    /// still sit in the connection's buffer after its body ended); `None` while neither waits.
     fn write_deadline(&self, timeout: Duration) -> Option<Instant> {
-        if self.awaiting_client.load(Ordering::Relaxed) == 0
-            && !self.socket_full.load(Ordering::Relaxed)
-        {
-            return None;
-        }
-        let last = Duration::from_millis(self.last_progress_ms.load(Ordering::Relaxed));
-        Some(self.opened + last + timeout)
+        let oldest_answer = self.waiting().iter().map(|&(_, since)| since).min();
+        let socket = self
+            .socket_full
+            .load(Ordering::Relaxed)
+            .then(|| self.socket_full_since_ms.load(Ordering::Relaxed));
+        let since = match (oldest_answer, socket) {
+            (Some(answer), Some(socket)) => answer.min(socket),
+            (answer, socket) => answer.or(socket)?,
+        };
+        Some(self.opened + Duration::from_millis(since) + timeout)
     }
 
     /// A request head arrived; the returned token ends the request when dropped: with the
     /// response body once it ends, or with the response future if the peer went away first.
-    fn begin(self: &Arc<Self>) -> InProgress {
+    fn begin(self: &Arc<Self>, http2: bool) -> InProgress {
         self.in_progress.fetch_add(1, Ordering::Relaxed);
+        if http2 {
+            self.http2.store(true, Ordering::Relaxed);
+        }
         self.touch();
         self.began.notify_one();
         InProgress {
             activity: Arc::clone(self),
+            answer: self.next_answer.fetch_add(1, Ordering::Relaxed),
             awaiting_client: false,
         }
     }
@@ -200,6 +228,8 @@ impl Activity {
 /// take what it handed out; dropping it ends the request.
 struct InProgress {
     activity: Arc<Activity>,
+    /// The answer's number on its connection.
+    answer: u64,
     awaiting_client: bool,
 }
 
@@ -208,7 +238,7 @@ impl InProgress {
     fn handed_out(&mut self) {
         if !self.awaiting_client {
             self.awaiting_client = true;
-            self.activity.await_client();
+            self.activity.await_client(self.answer);
         }
     }
 
@@ -216,7 +246,7 @@ impl InProgress {
     fn asked_for_more(&mut self) {
         if self.awaiting_client {
             self.awaiting_client = false;
-            self.activity.client_took();
+            self.activity.client_took(self.answer);
         }
     }
 }
@@ -239,6 +269,15 @@ impl Drop for InProgress {
 struct BodyInProgress {
     body: Body,
     in_progress: Option<InProgress>,
+}
+
+impl BodyInProgress {
+    fn new(body: Body, in_progress: InProgress) -> Self {
+        BodyInProgress {
+            body,
+            in_progress: Some(in_progress),
+        }
+    }
 }
 
 impl hyper::body::Body for BodyInProgress {
@@ -555,7 +594,7 @@ fn serve_connection(
     let activity = Arc::new(Activity::new());
     let watched = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-        let mut in_progress = watched.begin();
+        let mut in_progress = watched.begin(request.version() == hyper::Version::HTTP_2);
         request
             .extensions_mut()
             .insert(ConnectInfo::<SocketAddr>(peer));
@@ -567,10 +606,7 @@ fn serve_connection(
                 }
                 Ok(response) => {
                     in_progress.handed_out();
-                    Ok(response.map(|body| BodyInProgress {
-                        body,
-                        in_progress: Some(in_progress),
-                    }))
+                    Ok(response.map(|body| BodyInProgress::new(body, in_progress)))
                 }
                 Err(infallible) => match infallible {},
             }

@@ -495,3 +495,101 @@ async fn the_memory_store_is_capped_in_bytes_with_a_share_per_user() {
         assert_eq!(get_code(&app, user, id).await, 0, "{id} stays");
     }
 }
+
+#[tokio::test]
+async fn new_requests_on_a_connection_do_not_renew_a_stalled_answers_deadline() {
+    let app = spawn_app(|s| {
+        unlimited(s);
+        s.tasks.max_streams_per_user = 1;
+        s.server.write_timeout_secs = 2;
+    })
+    .await;
+    let token = app.token("stalls-and-pings", Plan::Pro);
+    let task_id = logged_task(&app, &token, 50_000).await;
+    let address = app.base.trim_start_matches("http://").to_string();
+    let tcp = TcpStream::connect(&address).await.unwrap();
+    let (mut client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    let mut connection = tokio::spawn(async move { connection.await.map_err(|e| e.to_string()) });
+    let body = call("tasks/resubscribe", json!({"id": task_id})).to_string();
+    let request = axum::http::Request::post(format!("{}/api/v1/a2a", app.base))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(())
+        .unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    send.send_data(Bytes::from(body), true).unwrap();
+    let _stalled = response.await.expect("an answer");
+    let started = Instant::now();
+    let mut kept = Vec::new();
+    while started.elapsed() < Duration::from_secs(7) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if connection.is_finished() {
+            break;
+        }
+        let ping = axum::http::Request::get(format!("{}/healthz", app.base))
+            .body(())
+            .unwrap();
+        match client.clone().ready().await {
+            Ok(mut ready) => match ready.send_request(ping, true) {
+                Ok((answer, _)) => kept.push(answer),
+                Err(_) => break,
+            },
+            Err(_) => break,
+        }
+    }
+    let closed_within = tokio::time::timeout(Duration::from_millis(100), &mut connection).await;
+    assert!(
+        closed_within.is_ok(),
+        "a stream stalled for {:?} (write timeout 2 s) is still open while the client sends a GET every 500 ms",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_large_answer_read_slowly_over_http2_is_not_cut() {
+    let app = spawn_app(|s| {
+        unlimited(s);
+        s.store.max_task_bytes = 1_000_000;
+        s.server.write_timeout_secs = 2;
+    })
+    .await;
+    let token = app.token("reads-slowly", Plan::Pro);
+    let task_id = stored_task(&app, &token, 200_000).await;
+    let tcp = TcpStream::connect(app.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let request = axum::http::Request::post(format!("{}/api/v1/a2a", app.base))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(())
+        .unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    let body = call("tasks/get", json!({"id": task_id})).to_string();
+    send.send_data(Bytes::from(body), true).unwrap();
+    let mut answer = response.await.unwrap().into_body();
+    // The client takes a window's worth (64 KiB) every 400 ms: the whole answer takes longer
+    // than the write timeout, but the client never stops taking it.
+    let started = Instant::now();
+    let mut received = Vec::new();
+    while let Some(chunk) = answer.data().await {
+        let chunk = chunk.expect("the answer is not cut");
+        answer.flow_control().release_capacity(chunk.len()).unwrap();
+        received.extend_from_slice(&chunk);
+        if received.len() % 65_535 < chunk.len() {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+    }
+    assert!(
+        started.elapsed() > Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let answer: Value = serde_json::from_slice(&received).expect("the whole answer");
+    assert_eq!(answer["result"]["id"], task_id.as_str());
+}
