@@ -181,12 +181,13 @@ async fn handle(
         .unwrap_or_else(|| "-".into());
     let budget_spent = budget_spent.map(|Extension(spent)| spent);
     let from_header = header_scenario.and_then(|Extension(HeaderScenario(selected))| selected);
-    let answered = DEFAULT_SKILL
-        .scope(
-            default_skill,
-            answer(state, &headers, body, budget_spent, from_header),
-        )
-        .await;
+    // On the heap: the handler's own future stays small, and the layers above it move it
+    // several times per call (a large future inline cost ~11 k instructions of copying a call).
+    let answered = Box::pin(DEFAULT_SKILL.scope(
+        default_skill,
+        answer(state, &headers, body, budget_spent, from_header),
+    ))
+    .await;
     let Some(kit) = state.kit.as_deref() else {
         return answered.finish(state, &request_id, started);
     };
