@@ -60,8 +60,15 @@ def kustomization(directory):
 
 
 def set_image(container, images):
-    name, _, tag = container["image"].partition(":")
-    name, _, digest = name.partition("@")
+    """Applies kustomize's `images` rule to one container: a matching name gets the new name,
+    and the new digest or tag."""
+    name, _, digest = container["image"].partition("@")
+    # A tag follows the last `:` after the last `/` (a registry's `host:port/` is not a tag).
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    tag = ""
+    if colon > slash:
+        name, tag = name[:colon], name[colon + 1 :]
     for image in images:
         if image["name"] != name:
             continue
