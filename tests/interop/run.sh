@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Interop suite: the built server on loopback, driven by the official A2A client SDKs at pinned
-# versions (installed into .cache/interop/, reused when present). One client program per SDK
-# version; each prints `PASS <check>` / `FAIL <check>: <why>` lines. Ends with one line
-# `interop: N passed, M failed` and exits non-zero on any failure.
+# Interop suite: the built server on loopback, driven by the official A2A client SDKs and by agent
+# frameworks (Google ADK for Python and JavaScript, Strands Agents, the Vercel AI SDK's A2A
+# provider), all at pinned versions installed into .cache/interop/ (reused when present). One
+# client program per SDK version and per framework; each prints `PASS <check>` /
+# `FAIL <check>: <why>` lines. Ends with one line `interop: N passed, M failed` and exits
+# non-zero on any failure.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,6 +12,8 @@ HERE="$ROOT/tests/interop"
 CACHE="$ROOT/.cache/interop"
 # shellcheck source=tests/interop/sdks.sh
 . "$HERE/sdks.sh"
+# shellcheck source=tests/interop/frameworks.sh
+. "$HERE/frameworks.sh"
 started=$(date +%s)
 cd "$ROOT"
 
@@ -31,20 +35,31 @@ TARGET_DIR=$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 BIN="$TARGET_DIR/debug/magisterium-a2a"
 
-echo "== SDKs (cache: ${CACHE#"$ROOT"/})"
+echo "== SDKs and frameworks (cache: ${CACHE#"$ROOT"/})"
+installing=$(date +%s)
 mkdir -p "$CACHE"
+installs=()
 install_py "py-$PY_SDK_1" "$PY_SDK_1" &
-p1=$!
+installs+=($!)
 install_py "py-$PY_SDK_03" "$PY_SDK_03" &
-p2=$!
+installs+=($!)
 install_js "js-$JS_SDK_1" "$JS_SDK_1" &
-p3=$!
+installs+=($!)
 install_js "js-$JS_SDK_03" "$JS_SDK_03" &
-p4=$!
+installs+=($!)
+install_py_framework "$ADK_PY_DIR" "google-adk[a2a]==$ADK_PY" "a2a-sdk==$PY_SDK_03" &
+installs+=($!)
+install_py_framework "$STRANDS_DIR" "strands-agents[a2a]==$STRANDS" "a2a-sdk==$PY_SDK_03" &
+installs+=($!)
+install_js_framework "$ADK_JS_DIR" "@google/adk@$ADK_JS" "@a2a-js/sdk@$JS_SDK_03" &
+installs+=($!)
+install_js_framework "$AI_SDK_DIR" "ai@$AI_SDK" "a2a-ai-provider@$AI_SDK_A2A" "@a2a-js/sdk@$JS_SDK_03" &
+installs+=($!)
 install_failed=0
-for pid in $p1 $p2 $p3 $p4; do wait "$pid" || install_failed=1; done
+for pid in "${installs[@]}"; do wait "$pid" || install_failed=1; done
+echo "   installed or found in $(($(date +%s) - installing)) s"
 if [ "$install_failed" = 1 ]; then
-    echo "interop: installing an SDK failed; see the logs in ${CACHE#"$ROOT"/}/*.log" >&2
+    echo "interop: installing an SDK or a framework failed; see the logs in ${CACHE#"$ROOT"/}/*.log" >&2
     echo "interop: 0 passed, 1 failed"
     exit 1
 fi
@@ -136,8 +151,10 @@ run_client() { # label command...
     A2A_TOKEN_PRO=$(token "interop-$label" pro)
     A2A_TOKEN_FREE=$(token "interop-$label-free" free)
     A2A_TOKEN_LIMITED=$(token "interop-$label-limited" organization)
-    local status=0
+    local status=0 began
+    began=$(date +%s)
     "$@" >"$out" 2>&1 || status=$?
+    echo "   $label ran in $(($(date +%s) - began)) s"
     local p f
     p=$(grep -c '^PASS ' "$out" || true)
     f=$(grep -c '^FAIL ' "$out" || true)
@@ -159,6 +176,14 @@ run_client py-0.3.26 "$CACHE/py-$PY_SDK_03/bin/python" "$HERE/client_py_v03.py"
 run_client js-1.3.0 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" default
 run_client js-1.3.0-legacy node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" legacy
 run_client js-0.3.14 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_03" native03
+# Each SDK client cancels one working task (checked below); the frameworks cancel none.
+cancelling=$clients
+# The agent frameworks, no language model on their side: each reaches every skill (through the
+# skill's own agent where it cannot set metadata.skillId) and hands its caller the answer's text.
+run_client "adk-py-$ADK_PY" "$CACHE/$ADK_PY_DIR/bin/python" "$HERE/client_adk.py"
+run_client "strands-$STRANDS" "$CACHE/$STRANDS_DIR/bin/python" "$HERE/client_strands.py"
+run_client "adk-js-$ADK_JS" node "$HERE/client_adk.mjs" "$CACHE/$ADK_JS_DIR"
+run_client "ai-sdk-$AI_SDK" node "$HERE/client_ai_sdk.mjs" "$CACHE/$AI_SDK_DIR"
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     echo "  FAIL server: it exited during the run"
@@ -168,18 +193,18 @@ if ! kill -0 "$LLM_PID" 2>/dev/null; then
     echo "  FAIL answering backend: it exited during the run"
     failed=$((failed + 1))
 fi
-# Each client cancels one working task; cancelling drops the task's request to the backend,
-# which notices at its next writes (the last cancel may be a few hundred milliseconds old).
+# Cancelling a task drops its request to the backend, which notices at its next writes (the
+# last cancel may be a few hundred milliseconds old).
 for _ in $(seq 1 50); do
     dropped=$(grep -c '^dropped$' "$WORK/llm.out" || true)
-    if [ "$dropped" -ge "$clients" ]; then break; fi
+    if [ "$dropped" -ge "$cancelling" ]; then break; fi
     sleep 0.1
 done
-if [ "$dropped" -eq "$clients" ]; then
+if [ "$dropped" -eq "$cancelling" ]; then
     echo "  PASS answering backend: the request of each cancelled task was dropped ($dropped)"
     passed=$((passed + 1))
 else
-    echo "  FAIL answering backend: $dropped streamed answers dropped, expected $clients (one cancel per client)"
+    echo "  FAIL answering backend: $dropped streamed answers dropped, expected $cancelling (one cancel per SDK client)"
     failed=$((failed + 1))
 fi
 echo "== done in $(($(date +%s) - started)) s"

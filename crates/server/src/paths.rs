@@ -25,13 +25,23 @@ pub const CONFORMANCE: &str = "/conformance";
 pub const CONFORMANCE_REPORT: &str = "/conformance/report";
 /// The conformance kit's findings of the caller's runs.
 pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";
-/// Where each skill is served as an agent of its own: `/agents/{skill_id}` is both its base URL
-/// (its card at `{base}/.well-known/agent-card.json`) and its JSON-RPC endpoint.
+/// Where each skill is served as an agent of its own: `/agents/{skill_id}` is its JSON-RPC
+/// endpoint (with or without a trailing slash), `/agents/{skill_id}/` its base URL (its card at
+/// `{base}.well-known/agent-card.json`).
 pub const SKILL_AGENTS: &str = "/agents";
 
-/// The base URL path (and endpoint) of the agent of one skill.
+/// The endpoint path of the agent of one skill: its card's `url`.
 pub fn skill_agent(skill_id: &str) -> String {
     format!("{SKILL_AGENTS}/{skill_id}")
+}
+
+/// The base URL path of the agent of one skill, as the main card gives it. It ends with a slash
+/// so that a client resolving the relative card path `.well-known/agent-card.json` against it
+/// (the A2A JavaScript SDK, and so Google ADK for JavaScript) finds the skill's card instead of
+/// `/agents/.well-known/agent-card.json`; clients that append `/.well-known/agent-card.json`
+/// to it without its trailing slash (the Python SDK) find the same card.
+pub fn skill_agent_base(skill_id: &str) -> String {
+    format!("{SKILL_AGENTS}/{skill_id}/")
 }
 
 /// Whether `path` is a JSON-RPC endpoint: the whole agent's, or a skill's agent's (each with or

@@ -57,7 +57,7 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
                     description: format!(
                         "{} Also served as an agent of its own, where a message without metadata.skillId comes to this skill: {base_url}{}",
                         info.description,
-                        paths::skill_agent(info.id)
+                        paths::skill_agent_base(info.id)
                     ),
                     tags: info.tags.iter().map(|t| t.to_string()).collect(),
                     examples: info.examples.iter().map(|e| e.to_string()).collect(),
@@ -87,7 +87,8 @@ pub const SKILL_AGENTS_EXTENSION: &str =
     "https://magisterium-a2a.invalid/extensions/skill-agents/v1";
 
 /// Where each skill's own agent is, for programs (A2A has no field for sibling agents): an
-/// extension whose `params.agents` maps each skill id to its agent's base URL.
+/// extension whose `params.agents` maps each skill id to its agent's base URL (ending with a
+/// slash, see [`paths::skill_agent_base`]).
 fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
     let agents: serde_json::Map<String, Value> = service
         .skills()
@@ -96,13 +97,13 @@ fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
             let id = skill.info().id;
             (
                 id.to_string(),
-                json!(format!("{base_url}{}", paths::skill_agent(id))),
+                json!(format!("{base_url}{}", paths::skill_agent_base(id))),
             )
         })
         .collect();
     json!({
         "uri": SKILL_AGENTS_EXTENSION,
-        "description": "Each skill is also served as an agent of its own, for clients that cannot set message.metadata.skillId: its card at {agent}/.well-known/agent-card.json, its JSON-RPC endpoint at {agent}, where a message without skillId goes to that skill; same tokens, limits and tasks as this agent.",
+        "description": "Each skill is also served as an agent of its own, for clients that cannot set message.metadata.skillId: its card at {agent}.well-known/agent-card.json (each {agent} ends with a slash), its JSON-RPC endpoint at {agent} (with or without the slash), where a message without skillId goes to that skill; same tokens, limits and tasks as this agent.",
         "required": false,
         "params": {"agents": agents},
     })

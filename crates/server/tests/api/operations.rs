@@ -42,7 +42,7 @@ async fn the_card_is_public_cached_and_complete() {
     );
     assert_eq!(
         extensions[0]["params"]["agents"]["catholic_qa"],
-        format!("{}/agents/catholic_qa", app.base),
+        format!("{}/agents/catholic_qa/", app.base),
         "the one extension lists the skills' own agents: {extensions}"
     );
     assert_eq!(extensions.as_array().unwrap().len(), 1);
@@ -98,7 +98,7 @@ async fn the_card_follows_configuration() {
     assert_eq!(card["url"], "https://a2a.example.org/api/v1/a2a");
     assert_eq!(
         card["capabilities"]["extensions"][0]["params"]["agents"]["saints_of_the_day"],
-        "https://a2a.example.org/agents/saints_of_the_day"
+        "https://a2a.example.org/agents/saints_of_the_day/"
     );
     let own = app
         .get("/agents/saints_of_the_day/.well-known/agent-card.json")

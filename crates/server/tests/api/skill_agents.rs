@@ -49,10 +49,13 @@ async fn every_skill_has_a_card_of_its_own_that_the_main_card_points_to() {
         let id = skill["id"].as_str().unwrap();
         let base = format!("{}/agents/{id}", app.base);
         assert!(
-            skill["description"].as_str().unwrap().contains(&base),
+            skill["description"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("{base}/")),
             "the skill entry says where its agent is: {skill}"
         );
-        assert_eq!(listed[id], base, "{listed}");
+        assert_eq!(listed[id], format!("{base}/"), "{listed}");
         for card_path in [
             format!("/agents/{id}/.well-known/agent-card.json"),
             format!("/agents/{id}/.well-known/agent.json"),
@@ -95,6 +98,45 @@ async fn every_skill_has_a_card_of_its_own_that_the_main_card_points_to() {
             .status,
         404
     );
+}
+
+/// The agent URL the main card gives for each skill (its entry's description and the extension)
+/// finds that skill's card however a client joins the card path to it: the A2A JavaScript SDK
+/// (and Google ADK for JavaScript through it) resolves the relative `.well-known/agent-card.json`
+/// against the URL, which replaces the URL's last segment unless it ends with a slash; the
+/// Python SDK strips any trailing slash and appends `/.well-known/agent-card.json`.
+#[tokio::test]
+async fn the_agent_urls_of_the_main_card_find_the_skills_card_however_the_path_is_joined() {
+    let app = spawn_app(|_| {}).await;
+    let main = app.get("/.well-known/agent-card.json").await;
+    let listed = main.body["capabilities"]["extensions"][0]["params"]["agents"]
+        .as_object()
+        .expect("the main card lists the skills' agents")
+        .clone();
+    assert!(!listed.is_empty());
+    for skill in main.body["skills"].as_array().unwrap() {
+        let id = skill["id"].as_str().unwrap();
+        let agent = listed[id].as_str().unwrap();
+        assert!(
+            skill["description"].as_str().unwrap().ends_with(agent),
+            "the skill entry gives the same URL: {skill}"
+        );
+        let resolved = reqwest::Url::parse(agent)
+            .unwrap()
+            .join(".well-known/agent-card.json")
+            .unwrap()
+            .to_string();
+        let appended = format!(
+            "{}/.well-known/agent-card.json",
+            agent.trim_end_matches('/')
+        );
+        for url in [resolved, appended] {
+            let answer = app.client.get(&url).send().await.unwrap();
+            assert_eq!(answer.status(), 200, "{url}");
+            let card: Value = answer.json().await.unwrap();
+            assert_eq!(card["skills"][0]["id"], id, "{url}");
+        }
+    }
 }
 
 #[tokio::test]
