@@ -9,6 +9,7 @@
 
 mod charge_first;
 mod redis;
+pub mod user_slots;
 
 pub use self::charge_first::ChargeFirstOwners;
 pub use self::redis::RedisLimiter;

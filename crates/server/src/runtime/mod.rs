@@ -13,6 +13,7 @@
 mod backend;
 mod memory;
 mod redis;
+pub mod skill_stream;
 mod stream_bytes;
 mod subscription;
 

@@ -216,9 +216,9 @@ fn graphs() -> (
 fn no_module_of_the_server_reaches_back_to_itself() {
     let (top, files) = graphs();
     assert!(
-        top.get("http")
-            .is_some_and(|uses| uses.contains("dispatch")),
-        "the reader sees the endpoint's use of the method table: {top:?}"
+        top.get("bindings")
+            .is_some_and(|uses| uses.contains("pipeline")),
+        "the reader sees the binding's use of the pipeline: {top:?}"
     );
     assert_eq!(circle(&top), None, "a circle of top-level modules");
     assert_eq!(circle(&files), None, "a circle of files");

@@ -1,6 +1,9 @@
 //! Start-up: builds the store, limiter, authenticator and skills from settings, binds the
 //! listener, and serves until shutdown.
 
+pub(crate) mod documents;
+pub(crate) mod router;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,25 +22,28 @@ use skills::{Skill, SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
-use crate::card::ServedCards;
+use crate::bindings::AppState;
+use crate::bindings::card::ServedCards;
+use crate::bindings::jsonrpc::envelope::BodyLimits;
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::conformance::Kit;
-use crate::dispatch::Capabilities;
-use crate::guard::Guard;
-use crate::http::{self, AppState};
+use crate::edge::guard::Guard;
+use crate::edge::serve::{self, ConnectionLimits, Threads};
+use crate::limits::user_slots::UserSlots;
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
 use crate::paths;
+use crate::pipeline::Pipeline;
+use crate::pipeline::call::Capabilities;
+use crate::pipeline::kit::KitHook;
 use crate::push::fault::FaultLog;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
 use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
-use crate::serve::{self, ConnectionLimits, Threads};
 use crate::service::{A2aService, SizeCaps, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
-use crate::user_slots::UserSlots;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -401,7 +407,7 @@ impl Application {
                 max_list_page_bytes: settings.store.max_list_page_bytes,
             },
         );
-        let card = http::documents::agent_card(&settings, &base_url, &service);
+        let card = documents::agent_card(&settings, &base_url, &service);
         let serialised = |card: &AgentCard| {
             ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
                 context: "serialising the agent card".into(),
@@ -412,38 +418,41 @@ impl Application {
         let mut skill_cards = BTreeMap::new();
         for skill in service.skills().iter() {
             let info = skill.info();
-            let own = http::documents::skill_agent_card(&card, info, &base_url);
+            let own = documents::skill_agent_card(&card, info, &base_url);
             skill_cards.insert(info.id, serialised(&own)?);
         }
-        let resource =
-            http::documents::protected_resource_metadata(&settings, &base_url).to_string();
+        let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
-            service,
-            authenticator: Arc::new(authenticator),
+            pipeline: Pipeline {
+                service,
+                authenticator: Arc::new(authenticator),
+                user_slots: UserSlots::new(settings.in_flight_per_user()),
+                capabilities: Capabilities {
+                    streaming: settings.agent.streaming,
+                    push_notifications: settings.agent.push_notifications,
+                },
+                kit: KitHook::new(kit.clone()),
+            },
             store,
             metrics,
             cards,
             skill_cards,
             resource_metadata: Bytes::from(resource),
-            challenge: http::documents::challenge(&base_url),
-            max_body_bytes: settings.server.max_body_bytes,
-            body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
-            kit: kit.clone(),
-            user_slots: UserSlots::new(settings.in_flight_per_user()),
-            push: Arc::clone(&push),
-            capabilities: Capabilities {
-                streaming: settings.agent.streaming,
-                push_notifications: settings.agent.push_notifications,
+            challenge: documents::challenge(&base_url),
+            body_limits: BodyLimits {
+                max_bytes: settings.server.max_body_bytes,
+                read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             },
+            push: Arc::clone(&push),
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
             settings.server.failed_auth_per_minute_per_ip,
             settings.trusted_proxies()?,
         ));
-        let router = http::router(
+        let router = router::router(
             state,
-            http::OuterLayers {
+            router::OuterLayers {
                 guard: Arc::clone(&guard),
                 body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
                 loopback_only: settings.auth.mode == AuthMode::None,
@@ -504,7 +513,7 @@ impl Application {
             }
         });
         let push_worker = self.push.spawn_worker();
-        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
+        tracing::info!(endpoint = %router::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
         let served = serve::serve(
             self.listener,
             self.router,

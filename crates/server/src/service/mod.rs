@@ -3,6 +3,8 @@
 //! into these requests and spells the answers; a new capability (streaming with `stream` and
 //! `subscribe`, push-notification configs) is one more method here and one more row there.
 
+pub mod listing;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,29 +27,20 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::gcra::BucketCharge;
 use crate::limits::{ChargeFirstOwners, Decision, RateLimiter};
-use crate::listing::{self, TaskPage, TaskQuery};
 use crate::metrics::Metrics;
 use crate::push::Push;
 use crate::push::fault::DeliveryFault;
+use crate::runtime::skill_stream::{StreamedRun, run_streamed};
 use crate::runtime::{
     Canceled, EventSink, NewTask, Started, StreamPlace, Subscribed, Subscription, TaskRuntime,
     TransitionObserver,
 };
-use crate::skill_stream::{StreamedRun, run_streamed};
 use crate::store::{
     ChargedSaveOutcome, ChargedSaves, MessageRecord, Owner, SaveOutcome, StoredTask, TaskStore,
     decode_task, message_key_hash,
 };
 use crate::wire::Version;
-
-tokio::task_local! {
-    /// The `Accept-Language` of the HTTP request being served, for skills that answer in
-    /// several languages; set by the HTTP layer around each call.
-    pub static ACCEPT_LANGUAGE: Option<String>;
-    /// The skill a message without `metadata.skillId` goes to, when the call came through a
-    /// skill's own agent (`/agents/{skill_id}`); set by the HTTP layer around each call.
-    pub static DEFAULT_SKILL: Option<&'static str>;
-}
+use listing::{TaskPage, TaskQuery};
 
 /// What a message naming a task (`taskId`) does to that task, which is always finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +156,11 @@ pub struct SendRequest {
     pub push: Option<PushNotificationConfig>,
     /// The wire the message came over: an inline push config is told in its terms.
     pub wire: Version,
+    /// The caller's language preference, for skills that answer in several languages.
+    pub language: Option<String>,
+    /// The skill a message without `metadata.skillId` goes to, when the call came through a
+    /// skill's own agent (`/agents/{skill_id}`).
+    pub default_skill: Option<&'static str>,
 }
 
 /// `tasks/pushNotificationConfig/set` and `CreateTaskPushNotificationConfig`.
@@ -763,10 +761,12 @@ impl A2aService {
             finished,
             simulation,
             push,
+            language,
+            default_skill,
             ..
         } = request;
         let message = params.message;
-        let skill = Arc::clone(self.skill_for(&message)?);
+        let skill = Arc::clone(self.skill_for(&message, default_skill)?);
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
             return Ok(Prepared::Replayed(record.task_id));
@@ -828,7 +828,7 @@ impl A2aService {
             request,
             new_in_context,
         } = self
-            .submission(owner, message, continued, skill.as_ref())
+            .submission(owner, message, continued, skill.as_ref(), language)
             .await?;
         Ok(Prepared::Admitted(Box::new(Admitted {
             decision,
@@ -851,6 +851,7 @@ impl A2aService {
         mut message: Message,
         continued: Option<Task>,
         skill: &dyn Skill,
+        language: Option<String>,
     ) -> Result<Submission, ApiError> {
         let context_id = continued
             .as_ref()
@@ -873,7 +874,7 @@ impl A2aService {
             data: merged_data(&message),
             history: earlier,
             now: Utc::now(),
-            accept_language: ACCEPT_LANGUAGE.try_with(Clone::clone).ok().flatten(),
+            accept_language: language,
         };
         let new_in_context = continued.is_none();
         let task_id = continued
@@ -927,7 +928,7 @@ impl A2aService {
             return None;
         }
         // A skill that does not exist is refused on the charge-first path, as before.
-        let skill = self.skill_for(message).ok()?;
+        let skill = self.skill_for(message, request.default_skill).ok()?;
         if skill.info().bucket != Bucket::Default {
             return None;
         }
@@ -973,7 +974,7 @@ impl A2aService {
         let Submission {
             submitted, request, ..
         } = self
-            .submission(owner, message, None, skill.as_ref())
+            .submission(owner, message, None, skill.as_ref(), request.language)
             .await?;
         let stored = match self.run_to_stored(skill.as_ref(), request, submitted).await {
             Ok(stored) => stored,
@@ -1112,13 +1113,15 @@ impl A2aService {
         }
     }
 
-    fn skill_for(&self, message: &Message) -> Result<&Arc<dyn Skill>, ApiError> {
+    /// The skill a message asks for (`metadata.skillId`), else `default_skill`, else the
+    /// catalogue's default.
+    fn skill_for(
+        &self,
+        message: &Message,
+        default_skill: Option<&'static str>,
+    ) -> Result<&Arc<dyn Skill>, ApiError> {
         let requested = match message.metadata.as_ref().and_then(|m| m.get("skillId")) {
-            None | Some(Value::Null) => DEFAULT_SKILL
-                .try_with(|skill| *skill)
-                .ok()
-                .flatten()
-                .unwrap_or(catalog::DEFAULT_SKILL_ID),
+            None | Some(Value::Null) => default_skill.unwrap_or(catalog::DEFAULT_SKILL_ID),
             Some(Value::String(id)) => id.as_str(),
             Some(_) => {
                 return Err(ApiError::InvalidParams(

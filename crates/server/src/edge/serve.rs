@@ -9,12 +9,12 @@
 //! a POST it has already sent; and a connection whose request is not read yet gets that request
 //! answered (hyper's graceful shutdown alone would drop it unanswered).
 //!
-//! Every connection ends with a lingering close ([`crate::linger`]): an answer sent with the
+//! Every connection ends with a lingering close ([`crate::edge::linger`]): an answer sent with the
 //! body unread (413 from `Content-Length`) reaches a client that is still writing that body.
 //!
 //! Connections are served on the runtime that accepts them ([`Threads::Shared`], tokio's
 //! work-stealing runtime) or each on one of the per-core serving threads
-//! ([`Threads::PerCore`], [`crate::serving_threads`]); the accept loop, the connection cap
+//! ([`Threads::PerCore`], [`crate::edge::serving_threads`]); the accept loop, the connection cap
 //! and the drain at shutdown are the same in both.
 
 use std::future::Future;
@@ -39,8 +39,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use crate::linger::LingeringClose;
-use crate::serving_threads::ServingThreads;
+use crate::edge::linger::LingeringClose;
+use crate::edge::serving_threads::ServingThreads;
 
 /// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
 /// too; this bounds the drain under a flood of new connections).

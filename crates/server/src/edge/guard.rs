@@ -28,7 +28,6 @@ use ipnet::IpNet;
 use moka::sync::Cache;
 use tokio::sync::Semaphore;
 
-use crate::conformance::Simulated;
 use crate::error::{ApiError, Failure};
 use crate::limits::Decision;
 use crate::paths;
@@ -38,6 +37,11 @@ type IpLimiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
 
 const FORWARDED_FOR: &str = "x-forwarded-for";
+
+/// Put in a 401 response's extensions when the refusal was staged (the conformance kit's
+/// `unauthorized`): the guard does not count it against the client's failed-token budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotCounted;
 
 /// Set on a request whose client address has spent its failed-authentication budget: the
 /// handler answers 429 instead of 401 if the token does not verify.
@@ -190,7 +194,7 @@ pub async fn protect(
     let response = next.run(request).await;
     drop(permit);
     if response.status() == StatusCode::UNAUTHORIZED
-        && response.extensions().get::<Simulated>().is_none()
+        && response.extensions().get::<NotCounted>().is_none()
         && let Some(client) = client
     {
         guard.failed_auth(client);

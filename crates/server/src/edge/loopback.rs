@@ -14,8 +14,8 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::edge::guard;
 use crate::error::ApiError;
-use crate::guard;
 
 /// The middleware: refuses a request not addressed to a loopback host from a loopback origin.
 pub async fn only_loopback(request: Request, next: Next) -> Response {
