@@ -303,52 +303,12 @@ impl Application {
     ) -> Result<Application, StartupError> {
         settings.validate()?;
         install_tls_provider();
-        let bind = settings.bind_addr()?;
-        let listener = TcpListener::bind(bind)
-            .await
-            .map_err(|source| StartupError::Io {
-                context: format!("binding {bind}"),
-                source,
-            })?;
-        let local = listener.local_addr().map_err(|source| StartupError::Io {
-            context: "reading the bound address".into(),
-            source,
-        })?;
+        let (listener, local) = bind(&settings).await?;
         let base_url = settings.public_base_url(local);
 
-        let secret = hs256_secret(&settings, true)?;
-        if let Some((_, source)) = &secret {
-            match source {
-                SecretSource::Generated(path) => tracing::info!(
-                    path = %path.display(),
-                    "generated a development HS256 secret; `magisterium-a2a token --sub USER --plan pro` signs tokens with it"
-                ),
-                SecretSource::DevFile(path) => {
-                    tracing::info!(path = %path.display(), "using the development HS256 secret")
-                }
-                SecretSource::Configured => {}
-            }
-        }
-        let authenticator = Authenticator::new(
-            &settings.auth,
-            secret.as_ref().map(|(s, _)| s.as_str()),
-            settings.is_production(),
-        )?;
-        if let Some(jwks) = authenticator.jwks() {
-            if let Err(e) = jwks.refresh().await {
-                tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
-            }
-            jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
-        }
+        let authenticator = authenticator(&settings).await?;
 
-        let kit = settings.conformance.enabled.then(|| {
-            tracing::warn!(
-                profile = %settings.profile,
-                max_memory_bytes = settings.conformance.max_memory_bytes,
-                "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
-            );
-            Arc::new(Kit::new(settings.conformance.clone()))
-        });
+        let kit = kit(&settings);
         let metrics = Arc::new(Metrics::new());
         let mut push = Push::open(&settings, &base_url).await?;
         push.count_in(Arc::clone(&metrics));
@@ -363,76 +323,18 @@ impl Application {
             .map(|push| push as Arc<dyn TransitionObserver>);
         let (store, runtime) = open_store(&settings, observer).await?;
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
-        let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
-            _ if !settings.limits_apply() => Arc::new(Unmetered),
-            LimitBackend::Local => local_limiter.clone(),
-            LimitBackend::Redis => {
-                let url = settings
-                    .limits
-                    .effective_redis_url(&settings.store)
-                    .unwrap_or_default();
-                let connection = redis_conn::connect(
-                    url,
-                    settings.store.redis_cluster,
-                    Duration::from_millis(settings.store.redis_timeout_ms),
-                )
-                .await
-                .map_err(StoreError::from)?;
-                let limiter = RedisLimiter::new(
-                    connection,
-                    &settings.limits,
-                    local_limiter.clone(),
-                    Arc::clone(&metrics),
-                );
-                if settings.limits.shares_the_store_redis(&settings.store) {
-                    Arc::new(limiter.sharing_the_store_redis())
-                } else {
-                    Arc::new(limiter)
-                }
-            }
+        let limiter = limiter(&settings, &local_limiter, &metrics).await?;
+        let tasks = Tasks {
+            store: Arc::clone(&store),
+            runtime: Arc::new(runtime),
+            push: offered_push,
         };
-        let service = A2aService::new(
-            skills,
-            Tasks {
-                store: Arc::clone(&store),
-                runtime: Arc::new(runtime),
-                push: offered_push,
-            },
-            limiter,
-            Arc::clone(&metrics),
-            Duration::from_secs(settings.server.request_timeout_secs),
-            settings.store.context_history_tasks,
-            SizeCaps {
-                max_task_bytes: settings.store.max_task_bytes,
-                max_list_page_bytes: settings.store.max_list_page_bytes,
-            },
-        );
+        let service = service(&settings, skills, tasks, limiter, Arc::clone(&metrics));
         let card = documents::agent_card(&settings, &base_url, &service);
-        let serialised = |card: &AgentCard| {
-            ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
-                context: "serialising the agent card".into(),
-                source: std::io::Error::other(e),
-            })
-        };
-        let cards = serialised(&card)?;
-        let mut skill_cards = BTreeMap::new();
-        for skill in service.skills().iter() {
-            let info = skill.info();
-            let own = documents::skill_agent_card(&card, info, &base_url);
-            skill_cards.insert(info.id, serialised(&own)?);
-        }
+        let (cards, skill_cards) = served_cards(&card, &service, &base_url)?;
         let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
-            pipeline: Pipeline {
-                service,
-                authenticator: Arc::new(authenticator),
-                user_slots: UserSlots::new(settings.in_flight_per_user()),
-                capabilities: Capabilities {
-                    streaming: settings.agent.streaming,
-                    push_notifications: settings.agent.push_notifications,
-                },
-                kit: KitHook::new(kit.clone()),
-            },
+            pipeline: pipeline(&settings, service, authenticator, kit.clone()),
             store,
             metrics,
             cards,
@@ -462,13 +364,7 @@ impl Application {
             listener,
             router,
             guard,
-            connection_limits: ConnectionLimits {
-                max_connections: settings.server.max_connections,
-                header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
-                write_timeout: Duration::from_secs(settings.server.write_timeout_secs),
-                max_header_bytes: settings.server.max_header_bytes,
-                shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
-            },
+            connection_limits: connection_limits(&settings),
             threads: match settings.serving_threads() {
                 Some(count) => Threads::PerCore(count),
                 None => Threads::Shared,
@@ -526,6 +422,176 @@ impl Application {
         push_worker.shutdown().await;
         served
     }
+}
+
+/// The limits every connection is served within.
+fn connection_limits(settings: &Settings) -> ConnectionLimits {
+    ConnectionLimits {
+        max_connections: settings.server.max_connections,
+        header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
+        write_timeout: Duration::from_secs(settings.server.write_timeout_secs),
+        max_header_bytes: settings.server.max_header_bytes,
+        shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
+    }
+}
+
+/// The methods over the skills, the tasks' places and the limiter.
+fn service(
+    settings: &Settings,
+    skills: SkillRegistry,
+    tasks: Tasks,
+    limiter: Arc<dyn RateLimiter>,
+    metrics: Arc<Metrics>,
+) -> A2aService {
+    A2aService::new(
+        skills,
+        tasks,
+        limiter,
+        metrics,
+        Duration::from_secs(settings.server.request_timeout_secs),
+        settings.store.context_history_tasks,
+        SizeCaps {
+            max_task_bytes: settings.store.max_task_bytes,
+            max_list_page_bytes: settings.store.max_list_page_bytes,
+        },
+    )
+}
+
+/// The steps of a call and the service they lead to.
+fn pipeline(
+    settings: &Settings,
+    service: A2aService,
+    authenticator: Authenticator,
+    kit: Option<Arc<Kit>>,
+) -> Pipeline {
+    Pipeline {
+        service,
+        authenticator: Arc::new(authenticator),
+        user_slots: UserSlots::new(settings.in_flight_per_user()),
+        capabilities: Capabilities {
+            streaming: settings.agent.streaming,
+            push_notifications: settings.agent.push_notifications,
+        },
+        kit: KitHook::new(kit),
+    }
+}
+
+/// The listener on the configured address, and the address it is bound to.
+async fn bind(settings: &Settings) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let bind = settings.bind_addr()?;
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| StartupError::Io {
+            context: format!("binding {bind}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| StartupError::Io {
+        context: "reading the bound address".into(),
+        source,
+    })?;
+    Ok((listener, local))
+}
+
+/// Token verification: the HS256 secret (generated or read in development) or the JWKS,
+/// fetched once at start and refreshed on.
+async fn authenticator(settings: &Settings) -> Result<Authenticator, StartupError> {
+    let secret = hs256_secret(settings, true)?;
+    if let Some((_, source)) = &secret {
+        match source {
+            SecretSource::Generated(path) => tracing::info!(
+                path = %path.display(),
+                "generated a development HS256 secret; `magisterium-a2a token --sub USER --plan pro` signs tokens with it"
+            ),
+            SecretSource::DevFile(path) => {
+                tracing::info!(path = %path.display(), "using the development HS256 secret")
+            }
+            SecretSource::Configured => {}
+        }
+    }
+    let authenticator = Authenticator::new(
+        &settings.auth,
+        secret.as_ref().map(|(s, _)| s.as_str()),
+        settings.is_production(),
+    )?;
+    if let Some(jwks) = authenticator.jwks() {
+        if let Err(e) = jwks.refresh().await {
+            tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
+        }
+        jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
+    }
+
+    Ok(authenticator)
+}
+
+/// The conformance kit, when the settings turn it on.
+fn kit(settings: &Settings) -> Option<Arc<Kit>> {
+    settings.conformance.enabled.then(|| {
+        tracing::warn!(
+            profile = %settings.profile,
+            max_memory_bytes = settings.conformance.max_memory_bytes,
+            "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
+        );
+        Arc::new(Kit::new(settings.conformance.clone()))
+    })
+}
+
+/// The rate limiter: none when limits do not apply, the local one, or Redis's (with the
+/// local one as its fallback).
+async fn limiter(
+    settings: &Settings,
+    local_limiter: &Arc<LocalLimiter>,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<dyn RateLimiter>, StartupError> {
+    Ok(match settings.limits.backend {
+        _ if !settings.limits_apply() => Arc::new(Unmetered),
+        LimitBackend::Local => local_limiter.clone(),
+        LimitBackend::Redis => {
+            let url = settings
+                .limits
+                .effective_redis_url(&settings.store)
+                .unwrap_or_default();
+            let connection = redis_conn::connect(
+                url,
+                settings.store.redis_cluster,
+                Duration::from_millis(settings.store.redis_timeout_ms),
+            )
+            .await
+            .map_err(StoreError::from)?;
+            let limiter = RedisLimiter::new(
+                connection,
+                &settings.limits,
+                local_limiter.clone(),
+                Arc::clone(metrics),
+            );
+            if settings.limits.shares_the_store_redis(&settings.store) {
+                Arc::new(limiter.sharing_the_store_redis())
+            } else {
+                Arc::new(limiter)
+            }
+        }
+    })
+}
+
+/// The agent card in both forms, and each skill's own agent's card, serialised once.
+fn served_cards(
+    card: &AgentCard,
+    service: &A2aService,
+    base_url: &str,
+) -> Result<(ServedCards, BTreeMap<&'static str, ServedCards>), StartupError> {
+    let serialised = |card: &AgentCard| {
+        ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
+            context: "serialising the agent card".into(),
+            source: std::io::Error::other(e),
+        })
+    };
+    let cards = serialised(card)?;
+    let mut skill_cards = BTreeMap::new();
+    for skill in service.skills().iter() {
+        let info = skill.info();
+        let own = documents::skill_agent_card(card, info, base_url);
+        skill_cards.insert(info.id, serialised(&own)?);
+    }
+    Ok((cards, skill_cards))
 }
 
 /// Installs the process-wide TLS provider for outbound HTTPS (JWKS, LLM backends) and for

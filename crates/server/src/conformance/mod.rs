@@ -30,6 +30,7 @@ mod recorder;
 pub mod render;
 pub mod report;
 mod routes;
+pub mod rules;
 pub mod scenario;
 mod webhooks;
 
@@ -42,10 +43,9 @@ use crate::error::ApiError;
 use crate::service::Reply;
 
 pub use crate::config::ConformanceSettings;
-pub use recorder::{
-    Digest16, Exchange, KEPT_CHARS, Outcome, RULES, Recorder, Rule, SentDigest, digest,
-};
+pub use recorder::{Digest16, Exchange, KEPT_CHARS, Outcome, Recorder, SentDigest, digest};
 pub use routes::routes;
+pub use rules::{RULES, Rule};
 pub use scenario::{SIMULATE_HEADER, SIMULATE_METADATA, Scenario, truncated};
 
 /// The header that names a client run.

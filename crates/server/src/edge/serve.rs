@@ -430,42 +430,9 @@ pub async fn serve(
         });
     };
     tokio::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        spawn_connection(stream, peer, permit);
-    }
+    accept_until(&listener, &slots, shutdown, &spawn_connection).await;
     let _ = stop.send(true);
-    let mut waiting = 0;
-    for (stream, peer) in drain_backlog(listener) {
-        // Each drained connection holds a slot of its own, so the wait below covers it.
-        if max_connections + waiting >= Semaphore::MAX_PERMITS {
-            break;
-        }
-        slots.add_permits(1);
-        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
-            continue;
-        };
-        waiting += 1;
-        spawn_connection(stream, peer, permit);
-    }
+    let waiting = serve_backlog(listener, &slots, max_connections, &spawn_connection);
     if waiting > 0 {
         tracing::info!(
             connections = waiting,
@@ -483,6 +450,60 @@ pub async fn serve(
         threads.stop().await;
     }
     Ok(())
+}
+
+/// Accepts connections, each once a connection slot is free, until `shutdown` resolves.
+async fn accept_until(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+    mut shutdown: Pin<&mut impl Future<Output = ()>>,
+    spawn_connection: &impl Fn(TcpStream, SocketAddr, OwnedSemaphorePermit),
+) {
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = shutdown.as_mut() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = shutdown.as_mut() => break,
+        };
+        spawn_connection(stream, peer, permit);
+    }
+}
+
+/// Serves the connections waiting in the listen backlog at shutdown, each with a slot of its
+/// own (so the wait for the slots covers it); how many.
+fn serve_backlog(
+    listener: TcpListener,
+    slots: &Arc<Semaphore>,
+    max_connections: usize,
+    spawn_connection: &impl Fn(TcpStream, SocketAddr, OwnedSemaphorePermit),
+) -> usize {
+    let mut waiting = 0;
+    for (stream, peer) in drain_backlog(listener) {
+        if max_connections + waiting >= Semaphore::MAX_PERMITS {
+            break;
+        }
+        slots.add_permits(1);
+        let Ok(permit) = Arc::clone(slots).try_acquire_owned() else {
+            continue;
+        };
+        waiting += 1;
+        spawn_connection(stream, peer, permit);
+    }
+    waiting
 }
 
 /// Takes every connection waiting in the listen backlog, then closes the listener. The accepts

@@ -238,32 +238,15 @@ impl Shard {
         let previous = self.tasks.insert((owner, key.clone()), kept);
         let removed = previous.as_ref().map_or(0, Kept::bytes);
         self.bytes = self.bytes + added - removed;
-        if let Some(previous) = &previous
-            && previous.context != context
-        {
-            // The task moves to another context (the server never does that; a caller storing
-            // its own tasks may). The earlier context keeps the task as before, until a save of
-            // its own leaves: the memberships the task held there are not left behind.
-            self.saves.push_back(Save {
-                owner,
-                expires: clock.expires,
-                message: None,
-                task: Some(SavedTask {
-                    key: key.clone(),
-                    save: u64::MAX,
-                    appended: Some(previous.context),
-                }),
-            });
-        }
-        let appended = new_in_context.then(|| {
-            match self.contexts.entry((owner, context)) {
-                Entry::Occupied(mut members) => members.get_mut().push(key.clone()),
-                Entry::Vacant(slot) => {
-                    slot.insert(Members::One(key.clone()));
-                }
-            }
-            context
-        });
+        let previous_context = previous.as_ref().map(|previous| previous.context);
+        let appended = self.join_context(
+            owner,
+            &key,
+            context,
+            previous_context,
+            new_in_context,
+            clock.expires,
+        );
         let owned = self.owners.entry(owner).or_insert_with(|| Owned {
             tasks: 0,
             bytes: 0,
@@ -296,6 +279,45 @@ impl Shard {
             }),
         });
         self.keep_within_share(owner, clock.owner_share);
+    }
+
+    /// Adds a kept task to its context's members when it is new there, and queues the leaving
+    /// of the context it moved from, if any; the context it joined.
+    fn join_context(
+        &mut self,
+        owner: Digest,
+        key: &TaskKey,
+        context: Digest,
+        previous_context: Option<Digest>,
+        new_in_context: bool,
+        expires: u64,
+    ) -> Option<Digest> {
+        if let Some(previous_context) = previous_context
+            && previous_context != context
+        {
+            // The task moves to another context (the server never does that; a caller storing
+            // its own tasks may). The earlier context keeps the task as before, until a save of
+            // its own leaves: the memberships the task held there are not left behind.
+            self.saves.push_back(Save {
+                owner,
+                expires,
+                message: None,
+                task: Some(SavedTask {
+                    key: key.clone(),
+                    save: u64::MAX,
+                    appended: Some(previous_context),
+                }),
+            });
+        }
+        new_in_context.then(|| {
+            match self.contexts.entry((owner, context)) {
+                Entry::Occupied(mut members) => members.get_mut().push(key.clone()),
+                Entry::Vacant(slot) => {
+                    slot.insert(Members::One(key.clone()));
+                }
+            }
+            context
+        })
     }
 
     /// Takes the owner's oldest saved tasks away, from the front of its index, while its tasks
