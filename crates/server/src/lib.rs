@@ -1,10 +1,13 @@
 //! The magisterium-a2a server: an A2A JSON-RPC endpoint with bearer-token auth, plans, per-user
 //! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
 //!
-//! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes, layers
-//! and the order of checks) → [`dispatch`] (the method table of both wires) → [`service`] (the
-//! methods) and [`listing`] (`ListTasks` pages) → [`store`], [`limits`], [`auth`]; every failure
-//! is an [`error::ApiError`], answered by [`error::Failure`] in the caller's wire.
+//! Layers, top first (docs/architecture.md; the module test enforces them): start-up
+//! ([`app`], [`cli`]) → [`bindings`] (JSON-RPC: envelope, method table, answers) → the call
+//! pipeline every binding runs (`pipeline`: token, plan, slot, the call) and the conformance
+//! kit's one hook on it ([`conformance`]) → the edge (`edge`: accept loop, deadlines, guard,
+//! loopback) → the core ([`service`], [`runtime`], [`store`], [`push`], [`limits`], [`auth`],
+//! the error table) → leaves ([`config`], [`wire`], [`redis_conn`], paths, metrics). Public
+//! modules are what the binary and the integration tests use.
 
 pub mod app;
 pub mod auth;

@@ -55,7 +55,7 @@ pub struct ServerSettings {
     pub serving_threads: usize,
     /// Whether the process may use transparent huge pages
     /// (`A2A__SERVER__TRANSPARENT_HUGE_PAGES`); off by default: a growing memory store would
-    /// clear 2 MiB at a time inside requests ([`crate::edge::huge_pages`]).
+    /// clear 2 MiB at a time inside requests (the server's `edge::huge_pages`).
     pub transparent_huge_pages: bool,
 }
 

@@ -1,6 +1,6 @@
 //! The methods, independent of HTTP and of the wire: a typed request in, the task (as stored,
-//! 0.3 JSON) or an [`ApiError`] out. A binding parses its params into these requests
-//! ([`requests`]) and spells the answers; a new capability (streaming with `stream` and
+//! 0.3 JSON) or an `ApiError` out. A binding parses its params into these requests
+//! (`requests`) and spells the answers; a new capability (streaming with `stream` and
 //! `subscribe`, push-notification configs) is one more method here and one more row there.
 
 mod deferred;

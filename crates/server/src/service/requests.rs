@@ -72,7 +72,7 @@ pub struct SizeCaps {
 /// keys and log fields, and a UUID has 36.
 pub const MAX_ID_CHARS: usize = 256;
 
-/// `message/send` and `SendMessage`: a user message that passed [`validate_user_message`].
+/// `message/send` and `SendMessage`: a user message that passed [`validate_user_message`](super::validate_user_message).
 #[derive(Debug)]
 pub struct SendRequest {
     /// The message and its configuration.

@@ -70,7 +70,7 @@ pub(super) struct Submission {
 }
 
 impl A2aService {
-    /// Runs a user message whose params passed [`validate_user_message`]. A message sent again
+    /// Runs a user message whose params passed [`validate_user_message`](super::validate_user_message). A message sent again
     /// (same id, same content) answers with the task it produced or started, as it is now,
     /// without running the skill or charging the limit; the same id with other content is
     /// another message.

@@ -261,7 +261,7 @@ pub trait TaskStore: Send + Sync {
     }
 
     /// This store's saves that charge their call, when it can apply a limiter's
-    /// [`BucketCharge`] in the same atomic step as a save (Redis, where the shared limiter's
+    /// `BucketCharge` in the same atomic step as a save (Redis, where the shared limiter's
     /// buckets may live beside the tasks). `None`, the default: the limiter charges first.
     fn charged_saves(&self) -> Option<&dyn ChargedSaves> {
         None

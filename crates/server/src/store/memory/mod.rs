@@ -57,7 +57,7 @@ thread_local! {
     static NEXT_VISIT: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Tasks (as JSON text), message records, contexts and owner indexes, in [`SHARDS`] shards.
+/// Tasks (as JSON text), message records, contexts and owner indexes, in a fixed number of shards.
 pub struct MemoryStore {
     shards: Box<[Mutex<Shard>]>,
     /// When each shard's oldest save expires (`u64::MAX`: none), read without the shard's lock
