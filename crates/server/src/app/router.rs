@@ -1,6 +1,7 @@
-//! The HTTP face: the routes and the layers around them, composed in this one place
-//! ([`router`]). The JSON-RPC endpoint's order of checks is in [`rpc`]; the documents the server
-//! publishes (card, resource metadata, challenge) in [`documents`].
+//! The HTTP face: the routes of every binding and document and the layers around them, composed
+//! in this one place ([`router`]). The JSON-RPC binding's handlers are in
+//! `bindings::jsonrpc::handler`; the documents the server publishes (card, resource metadata,
+//! challenge) are built in `app::documents`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -60,8 +61,8 @@ pub struct OuterLayers {
 /// boxes every layer into every route, and each request then clones that nest of boxes:
 /// 34 clones and 43 allocations a call, measured with bench/profile). Every response, the
 /// guard's refusals and unknown paths included, allows any origin and exposes the headers a
-/// browser client needs to read. The body deadline is outermost, so every reader of a body is
-/// bound by it.
+/// browser client needs to read. The loopback check (auth-off mode only) is outermost; the body
+/// deadline comes next, so every reader of a body is bound by it.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
     // and its trailing-slash form serves the same (clients that treat the URL as a base).

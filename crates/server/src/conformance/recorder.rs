@@ -69,7 +69,7 @@ pub struct Exchange {
 
 /// What the call's answer tells the kit.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub struct CallOutcome {
     /// `Content-Type` was wrong: what it was.
     pub content_type: Option<String>,
     /// The envelope was wrong: the exact fault.
@@ -140,7 +140,7 @@ impl<K: Hash + Eq + Clone, V> Remembered<K, V> {
 type RunKey = (Owner, String);
 
 #[derive(Default)]
-struct Run {
+struct ClientRun {
     requests: u64,
     dropped: u64,
     findings: VecDeque<Finding>,
@@ -153,7 +153,7 @@ struct Run {
 }
 
 struct State {
-    runs: HashMap<RunKey, Run>,
+    runs: HashMap<RunKey, ClientRun>,
     order: VecDeque<RunKey>,
     run_bytes: usize,
     /// Bytes of each owner's runs: one owner may hold an eighth of the budget, so its runs
@@ -253,7 +253,7 @@ fn retry_rules(
     state: &mut State,
     owner: &Owner,
     exchange: &Exchange,
-    outcome: &Outcome,
+    outcome: &CallOutcome,
     now: Instant,
     found: &mut Vec<Found>,
 ) {
@@ -312,11 +312,6 @@ impl Recorder {
         }
     }
 
-    /// Bytes the runs hold now (an estimate from the lengths of what they keep).
-    pub fn run_bytes(&self) -> usize {
-        self.lock().run_bytes
-    }
-
     /// Remembers that `token` was verified as `owner`'s.
     pub fn verified(&self, token: Digest16, owner: &Owner) {
         let mut state = self.lock();
@@ -330,8 +325,14 @@ impl Recorder {
         self.lock().tokens.get(token).cloned()
     }
 
+    /// Bytes the runs hold now (what the tests of its memory bound read).
+    #[cfg(test)]
+    pub fn run_bytes(&self) -> usize {
+        self.lock().run_bytes
+    }
+
     /// Records one JSON-RPC call of `owner` and checks it against the rules.
-    pub fn call(&self, owner: &Owner, exchange: &Exchange, outcome: &Outcome) {
+    pub fn call(&self, owner: &Owner, exchange: &Exchange, outcome: &CallOutcome) {
         let now = Instant::now();
         let mut state = self.lock();
         let mut found: Vec<Found> = Vec::new();
@@ -388,7 +389,7 @@ impl Recorder {
         &self,
         state: &mut State,
         owner: &Owner,
-        outcome: &Outcome,
+        outcome: &CallOutcome,
         now: Instant,
         found: &mut Vec<Found>,
     ) {
@@ -482,7 +483,12 @@ impl Recorder {
 
     /// Adds the findings `f` returns to the run at `key`, creating it, and keeps the bytes of
     /// all runs within the budget by dropping the oldest runs.
-    fn with_run(&self, state: &mut State, key: RunKey, f: impl FnOnce(&mut Run) -> Vec<Finding>) {
+    fn with_run(
+        &self,
+        state: &mut State,
+        key: RunKey,
+        f: impl FnOnce(&mut ClientRun) -> Vec<Finding>,
+    ) {
         if !state.runs.contains_key(&key) {
             state.order.push_back(key.clone());
             state.charge(&key.0, RUN_BYTES + key.1.len(), 0);
@@ -574,7 +580,7 @@ impl Recorder {
     }
 }
 
-fn coverage(run: &Run) -> Coverage {
+fn coverage(run: &ClientRun) -> Coverage {
     let exercised: Vec<Exercised> = run
         .coverage
         .iter()
@@ -655,7 +661,7 @@ fn finding(
 mod tests {
     use super::*;
 
-    fn exchange(run: &str, detail_len: usize) -> (Exchange, Outcome) {
+    fn exchange(run: &str, detail_len: usize) -> (Exchange, CallOutcome) {
         let exchange = Exchange {
             run: truncated(run, KEPT_CHARS),
             token: None,
@@ -667,10 +673,10 @@ mod tests {
             scenario: None,
             simulated: false,
         };
-        let outcome = Outcome {
+        let outcome = CallOutcome {
             content_type: Some(truncated(&"x".repeat(detail_len), KEPT_CHARS)),
             unsupported: true,
-            ..Outcome::default()
+            ..CallOutcome::default()
         };
         (exchange, outcome)
     }

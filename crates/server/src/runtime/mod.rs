@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use chrono::{SecondsFormat, Utc};
 use futures::FutureExt;
 use tokio::sync::{Notify, broadcast};
 use tokio::task::AbortHandle;
@@ -36,7 +35,7 @@ use a2a_types::{
 };
 
 pub use backend::{
-    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+    Appended, Begin, Ending, Finish, LogCaps, LogCursor, RuntimeBackend, Signal, Starting, TaskKey,
 };
 pub use memory::MemoryBackend;
 pub use redis::RedisBackend;
@@ -44,7 +43,7 @@ pub use stream_bytes::StreamByteCaps;
 pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
-use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task};
+use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task, now_timestamp};
 
 /// Events read from a log per round trip.
 const READ_BATCH: usize = 256;
@@ -280,7 +279,7 @@ impl TaskRuntime {
         };
         let streamed = Arc::clone(&sink.streamed);
         let work = work(sink);
-        let run = Run {
+        let run = RunningTask {
             shared: Arc::clone(shared),
             owner: new.owner,
             runner,
@@ -339,7 +338,7 @@ impl TaskRuntime {
         let Some(working) = shared.backend.working(owner, task_id).await? else {
             return Ok(Canceled::NotWorking);
         };
-        let task = ended(&working, TaskState::Canceled, None)?;
+        let task = terminal_task(&working, TaskState::Canceled, None)?;
         let finish = Finish {
             stored: StoredTask::of(&task)?,
             new_in_context: shared.new_in_context(owner, task_id).await?,
@@ -523,7 +522,7 @@ impl Shared {
                 self.backend.forget_lease(&owner, &task_id).await?;
                 continue;
             };
-            let task = ended(&working, TaskState::Failed, Some(REPLICA_STOPPED))?;
+            let task = terminal_task(&working, TaskState::Failed, Some(REPLICA_STOPPED))?;
             let finish = Finish {
                 stored: StoredTask::of(&task)?,
                 new_in_context: self.new_in_context(&owner, &task_id).await?,
@@ -579,7 +578,7 @@ impl EventSink {
 }
 
 /// One running task on this replica.
-struct Run {
+struct RunningTask {
     shared: Arc<Shared>,
     owner: Owner,
     runner: String,
@@ -589,7 +588,7 @@ struct Run {
     streamed: Arc<Mutex<HashSet<String>>>,
 }
 
-impl Run {
+impl RunningTask {
     /// Runs the work under the lease, then ends the task; a failure of the shared state is
     /// logged and left to the reapers.
     async fn drive(self, work: impl Future<Output = Task> + Send) {
@@ -640,7 +639,7 @@ impl Run {
                     Ok(task) => task,
                     Err(_panic) => {
                         tracing::error!(task_id = %working.id, "a running task's work panicked");
-                        ended(&working_json, TaskState::Failed, Some(WORK_PANICKED))?
+                        terminal_task(&working_json, TaskState::Failed, Some(WORK_PANICKED))?
                     }
                 },
                 _ = renewal.tick() => {
@@ -697,7 +696,7 @@ impl Run {
             "The answer would make the task {} bytes stored, over the limit of {max} bytes; start a new task in the same conversation (contextId without taskId).",
             stored.json.len()
         );
-        let task = ended(working, TaskState::Failed, Some(&reason))?;
+        let task = terminal_task(working, TaskState::Failed, Some(&reason))?;
         let stored = StoredTask::of(&task)?;
         Ok((task, stored))
     }
@@ -758,7 +757,11 @@ async fn reap_forever(shared: Weak<Shared>) {
 }
 
 /// A working task ended in `state`, with `reason` as the agent's last message.
-fn ended(working: &[u8], state: TaskState, reason: Option<&str>) -> Result<Task, StoreError> {
+fn terminal_task(
+    working: &[u8],
+    state: TaskState,
+    reason: Option<&str>,
+) -> Result<Task, StoreError> {
     let mut task = decode_task(working)?;
     let message = reason.map(|reason| {
         let mut message = Message::agent_text(Uuid::new_v4().to_string(), reason);
@@ -779,8 +782,4 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Bytes, StoreError> {
     serde_json::to_vec(value)
         .map(Bytes::from)
         .map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-fn now_timestamp() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }

@@ -17,7 +17,7 @@ use crate::store::{ChargedSaveOutcome, ChargedSaves};
 use super::A2aService;
 use super::requests::{Reply, SendRequest, SentMessage};
 use super::send::Submission;
-use super::tasks::{EndedTask, ended};
+use super::tasks::{EndedTask, stored_ending};
 
 /// A send whose charge the save of its task applies: its skill, the charge, and the store's
 /// saves that apply it.
@@ -144,7 +144,7 @@ impl A2aService {
         request: SkillRequest,
         submitted: Task,
     ) -> Result<EndedTask, ApiError> {
-        let ended = ended(submitted, self.run(skill, request).await?)?;
+        let ended = stored_ending(submitted, self.run(skill, request).await?)?;
         self.check_task_size(ended.task.json.len())?;
         Ok(ended)
     }

@@ -17,13 +17,12 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::limits::Decision;
 use crate::runtime::TransitionObserver;
-use crate::store::{MessageRecord, Owner, SaveOutcome, StoredTask, decode_task};
+use crate::store::{MessageRecord, Owner, SaveOutcome, StoredTask, decode_task, now_timestamp};
 
 use super::requests::{FinishedTask, Reply, SendRequest, SentMessage};
 use super::simulation::{Simulation, simulated_failure};
 use super::tasks::{
-    EndedTask, ended, ended_already, merged_data, now_timestamp, sent_message, skill_metadata,
-    turns,
+    EndedTask, ended_already, merged_data, sent_message, skill_metadata, stored_ending, turns,
 };
 use super::{A2aService, FULL_STORE_RETRY_SECS};
 
@@ -120,7 +119,7 @@ impl A2aService {
         let EndedTask {
             task: stored,
             state,
-        } = ended(submitted, outcome)?;
+        } = stored_ending(submitted, outcome)?;
         self.metrics.task(skill.info().id, state);
         self.check_task_size(stored.json.len())?;
         let result = self
@@ -161,7 +160,7 @@ impl A2aService {
         })
     }
 
-    /// Stores the task a blocking send ended, and answers it: a continued task's configs are
+    /// Stores the task a blocking send stored_ending, and answers it: a continued task's configs are
     /// told how this turn ended; a message stored meanwhile under the same key answers with
     /// its task instead.
     async fn store_ended(
@@ -197,7 +196,7 @@ impl A2aService {
 
     /// What every send does before its skill runs, `message_key` being the message's
     /// idempotency key ([`message_key`]): a message sent again is recognised; a
-    /// continued task is read, checked (it ended, it may be continued, its context, the size
+    /// continued task is read, checked (it stored_ending, it may be continued, its context, the size
     /// it would be stored at) and the message is charged; then the task is made `submitted`
     /// with the message in its history, and the skill's request with the conversation so far.
     pub(super) async fn admit(
@@ -264,7 +263,7 @@ impl A2aService {
         })))
     }
 
-    /// The finished task a message continues (`taskId`), read and checked: it ended, it may be
+    /// The finished task a message continues (`taskId`), read and checked: it stored_ending, it may be
     /// continued on this wire, the message's context is its own, and it stays within the size
     /// cap with the message added.
     async fn continued(

@@ -1,7 +1,6 @@
 //! What a message and a skill's outcome make of a task: the checks of a user message, its
 //! idempotency key, the skill's view of the conversation, and the task a skill's outcome ends.
 
-use chrono::{SecondsFormat, Utc};
 use serde_json::{Map, Value};
 use skills::{SkillOutput, Speaker, Turn};
 use uuid::Uuid;
@@ -9,7 +8,7 @@ use uuid::Uuid;
 use a2a_types::{Artifact, Message, MessageSendParams, Part, Role, Task, TaskState, TaskStatus};
 
 use crate::error::ApiError;
-use crate::store::{StoredTask, message_key_hash};
+use crate::store::{StoredTask, message_key_hash, now_timestamp};
 
 use super::requests::{MAX_ID_CHARS, SentMessage};
 
@@ -99,17 +98,13 @@ pub(super) fn turns(history: &[Message]) -> Vec<Turn> {
         .collect()
 }
 
-pub(super) fn now_timestamp() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
-}
-
 pub(super) fn skill_metadata(skill_id: &str) -> Map<String, Value> {
     let mut metadata = Map::new();
     metadata.insert("skillId".into(), Value::String(skill_id.to_string()));
     metadata
 }
 
-/// A task its skill ended, as it is stored, with its state (for the metrics).
+/// A task its skill stored_ending, as it is stored, with its state (for the metrics).
 pub(super) struct EndedTask {
     pub(super) task: StoredTask,
     pub(super) state: &'static str,
@@ -120,7 +115,7 @@ pub(super) struct EndedTask {
 /// its call returned), the agent's reply in the history.
 /// The terminal task a skill's outcome makes of `submitted`, as it is stored (both blocking
 /// send paths).
-pub(super) fn ended(
+pub(super) fn stored_ending(
     submitted: Task,
     outcome: Result<SkillOutput, String>,
 ) -> Result<EndedTask, ApiError> {

@@ -287,6 +287,11 @@ pub trait ChargedSaves: Send + Sync {
     ) -> Result<ChargedSaveOutcome, StoreError>;
 }
 
+/// Now, as a task's status timestamp: RFC 3339 in UTC, to the millisecond.
+pub(crate) fn now_timestamp() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

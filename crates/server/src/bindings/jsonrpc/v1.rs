@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::bindings::jsonrpc::params::parse_member;
 use crate::error::ApiError;
-use crate::service::listing::{Cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskPage, TaskQuery};
+use crate::service::listing::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageCursor, TaskPage, TaskQuery};
 use crate::service::{
     CancelRequest, ConfigPage, FinishedTask, GetRequest, ListPushConfigsRequest, ListRequest,
     Reply, SendRequest, SetPushConfigRequest, validate_user_message,
@@ -190,7 +190,7 @@ fn task_query(request: ListTasksRequest) -> Result<TaskQuery, ApiError> {
     }
     let after = match request.page_token.as_deref() {
         None | Some("") => None,
-        Some(token) => match Cursor::from_token(token) {
+        Some(token) => match PageCursor::from_token(token) {
             Some(cursor) => Some(cursor),
             None => {
                 return invalid(
