@@ -29,6 +29,7 @@ use crate::bindings::jsonrpc::handler;
 use crate::bindings::jsonrpc::methods;
 use crate::bindings::{AppState, no_skill_agent, skill_in_path};
 use crate::conformance;
+use crate::edge::RenderRefusal;
 use crate::edge::body_deadline::DeadlineBody;
 use crate::edge::guard::{self, Guard};
 use crate::edge::loopback;
@@ -104,11 +105,13 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         None => routes,
     };
     let body_read_timeout = outer.body_read_timeout;
+    // The edge's refusals, written by the one binding served today.
+    let render: RenderRefusal = handler::edge_refusal;
     let stack = ServiceBuilder::new()
         .option_layer(
             outer
                 .loopback_only
-                .then(|| middleware::from_fn(loopback::only_loopback)),
+                .then(|| middleware::from_fn_with_state(render, loopback::only_loopback)),
         )
         .layer(MapRequestLayer::new(move |request: Request| {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
@@ -133,7 +136,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
         ))
-        .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
+        .layer(middleware::from_fn_with_state((outer.guard, render), guard::protect))
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::layer::simulate)))
         .service(routes);
     Router::new().fallback_service(stack)

@@ -66,6 +66,13 @@ pub(crate) async fn skill_rpc_handler(
     handle(&state, Some(skill_id), extensions, headers, body).await
 }
 
+/// The JSON-RPC form of the edge's refusals (load shedding, the loopback check): answered
+/// before the body is read, so with `id` null, in the wire the `A2A-Version` header names.
+pub(crate) fn edge_refusal(error: ApiError, headers: &HeaderMap) -> Response {
+    let wire = Wire::from_header(version_header(headers));
+    Failure::new(error, wire, None, "-").into_response()
+}
+
 /// The request's extensions the endpoint reads: its id, a spent failed-authentication budget,
 /// and the conformance kit's scenario from the header.
 type CallExtensions = (
