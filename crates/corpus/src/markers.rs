@@ -6,7 +6,7 @@ const SUPERSCRIPTS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', 
 
 /// The text without its footnote markers: `[` digits (with `,`, `-`, `–` or spaces between
 /// numbers) `]`, and superscript digits. The space before a removed marker goes with it, so
-/// "faith, [1] and" becomes "faith, and" and "Word.[2]" becomes "Word.".
+/// "faith, \[1\] and" becomes "faith, and" and "Word.\[2\]" becomes "Word.".
 pub fn strip_footnote_markers(text: &str) -> String {
     let mut result = String::with_capacity(text.len());
     let mut rest = text;

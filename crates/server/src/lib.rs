@@ -1,45 +1,33 @@
 //! The magisterium-a2a server: an A2A JSON-RPC endpoint with bearer-token auth, plans, per-user
 //! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
 //!
-//! Layout: [`config`] (typed, layered settings) → [`app`] (start-up) → [`http`] (routes, layers
-//! and the order of checks) → [`dispatch`] (the method table of both wires) → [`service`] (the
-//! methods) and [`listing`] (`ListTasks` pages) → [`store`], [`limits`], [`auth`]; every failure
-//! is an [`error::ApiError`], answered by [`error::Failure`] in the caller's wire.
+//! Layers, top first (docs/architecture.md; the module test enforces them): start-up
+//! ([`app`], [`cli`]) → [`bindings`] (JSON-RPC: envelope, method table, answers) → the call
+//! pipeline every binding runs (`pipeline`: token, plan, slot, the call) and the conformance
+//! kit's one hook on it ([`conformance`]) → the edge (`edge`: accept loop, deadlines, guard,
+//! loopback) → the core ([`service`], [`runtime`], [`store`], [`push`], [`limits`], [`auth`],
+//! the error table) → leaves ([`config`], [`wire`], [`redis_conn`], paths, metrics). Public
+//! modules are what the binary and the integration tests use.
 
 pub mod app;
 pub mod auth;
-pub mod body_deadline;
-pub mod card;
+pub mod bindings;
 pub mod cli;
 pub mod config;
 pub mod conformance;
-pub mod data;
-pub mod dispatch;
-pub mod error;
-pub mod gcra;
-pub mod guard;
-pub mod hashing;
-pub mod http;
-pub mod huge_pages;
+pub(crate) mod edge;
+pub(crate) mod error;
+pub(crate) mod gcra;
+pub(crate) mod hashing;
 pub mod limits;
-pub mod linger;
-pub mod listing;
-pub mod loopback;
-pub mod metrics;
-pub mod params;
-pub mod paths;
-pub mod progress;
+pub(crate) mod metrics;
+pub(crate) mod paths;
+pub(crate) mod pipeline;
 pub mod push;
 pub mod redis_conn;
-pub mod respond;
+pub(crate) mod respond;
 pub mod runtime;
-pub mod serve;
 pub mod service;
-pub mod serving_threads;
-pub mod skill_stream;
-pub mod sse;
 pub mod store;
-pub mod telemetry;
-pub mod user_slots;
-pub mod v1;
+pub(crate) mod telemetry;
 pub mod wire;

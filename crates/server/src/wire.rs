@@ -39,7 +39,7 @@ pub enum Wire {
 impl Wire {
     /// The wire the `A2A-Version` header names: a missing or empty header means 0.3, as A2A
     /// 1.0 prescribes. A method name, when there is one, decides before it
-    /// (`dispatch::select`).
+    /// (`methods::select` of the JSON-RPC binding).
     pub fn from_header(version_header: Option<&str>) -> Wire {
         match version_header.map(str::trim) {
             None | Some("") => Wire::V03,

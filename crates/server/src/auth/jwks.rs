@@ -76,16 +76,6 @@ impl JwksCache {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// How many keys are cached (for readiness and metrics).
-    pub fn len(&self) -> usize {
-        self.snapshot().len()
-    }
-
-    /// Whether no key is cached yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn snapshot(&self) -> Arc<HashMap<String, SigningKey>> {
         match self.keys.read() {
             Ok(keys) => Arc::clone(&keys),

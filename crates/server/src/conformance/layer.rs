@@ -18,8 +18,8 @@ use futures::StreamExt;
 use http_body_util::BodyExt;
 
 use super::{Kit, Scenario, Simulated};
+use crate::edge::serve::DropConnection;
 use crate::paths;
-use crate::serve::DropConnection;
 
 /// The scenario the `A2A-Simulate` header selects (`None`: no header; `Err`: what is wrong
 /// with its text), for the endpoint to apply where the real condition arises.

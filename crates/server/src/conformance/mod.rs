@@ -30,6 +30,7 @@ mod recorder;
 pub mod render;
 pub mod report;
 mod routes;
+pub mod rules;
 pub mod scenario;
 mod webhooks;
 
@@ -42,10 +43,9 @@ use crate::error::ApiError;
 use crate::service::Reply;
 
 pub use crate::config::ConformanceSettings;
-pub use recorder::{
-    Digest16, Exchange, KEPT_CHARS, Outcome, RULES, Recorder, Rule, SentDigest, digest,
-};
+pub use recorder::{CallOutcome, Digest16, Exchange, KEPT_CHARS, Recorder, SentDigest, digest};
 pub use routes::routes;
+pub use rules::{RULES, Rule};
 pub use scenario::{SIMULATE_HEADER, SIMULATE_METADATA, Scenario, truncated};
 
 /// The header that names a client run.
@@ -144,8 +144,8 @@ pub fn token_digest(headers: &HeaderMap) -> Option<Digest16> {
 }
 
 /// What a call's result tells the kit (the rules that depend on the answer).
-pub fn outcome_of(method: &str, result: Result<&Reply, &ApiError>, simulated: bool) -> Outcome {
-    let mut outcome = Outcome::default();
+pub fn outcome_of(method: &str, result: Result<&Reply, &ApiError>, simulated: bool) -> CallOutcome {
+    let mut outcome = CallOutcome::default();
     match result {
         Ok(reply) => {
             outcome.limiter_bucket = reply.rate.as_ref().map(|(_, bucket)| bucket.as_str());

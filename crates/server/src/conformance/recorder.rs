@@ -14,72 +14,14 @@ use chrono::{SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 
 use super::report::{Coverage, Exercised, Finding, MethodGap, Report, RunReport, WebhookTally};
+use super::rules::{
+    CARD_REFETCH, CONTENT_TYPE, MALFORMED_ENVELOPE, MESSAGE_ID_REUSED, POLLING_TERMINAL_TASK,
+    REFUSED_TOKEN_REUSED, RETRY_TOO_SOON, Rule, UNSUPPORTED_METHOD,
+};
 use super::scenario::{Scenario, truncated};
 use crate::config::ConformanceSettings;
 use crate::push::fault::FaultTally;
 use crate::store::Owner;
-
-/// A rule a well-behaved client follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
-    /// The rule's id.
-    pub id: &'static str,
-    /// Why it matters.
-    pub why: &'static str,
-}
-
-/// `Content-Type` is not `application/json`.
-pub const CONTENT_TYPE: Rule = Rule {
-    id: "content-type",
-    why: "JSON-RPC calls must be sent with Content-Type: application/json; servers refuse anything else with 415.",
-};
-/// The body is not one JSON-RPC 2.0 request.
-pub const MALFORMED_ENVELOPE: Rule = Rule {
-    id: "malformed-envelope",
-    why: "A JSON-RPC 2.0 request needs \"jsonrpc\": \"2.0\", a string or number id and a method; without them the server cannot match its reply to the request.",
-};
-/// One `messageId` for two different messages.
-pub const MESSAGE_ID_REUSED: Rule = Rule {
-    id: "message-id-reused",
-    why: "A messageId names one message: reusing it for a different message makes retries ambiguous (this server answers it as a new message, others refuse it or answer the first message's task). Use a fresh id per message and the same id only to retry the same message.",
-};
-/// A call reached the limiter before the `retryAfter` it was given had passed.
-pub const RETRY_TOO_SOON: Rule = Rule {
-    id: "retry-too-soon",
-    why: "The server said how long to wait (error.data.retryAfter and Retry-After); retrying sooner is refused again and wastes the client's budget.",
-};
-/// A token refused with a real 401 was sent again.
-pub const REFUSED_TOKEN_REUSED: Rule = Rule {
-    id: "refused-token-reused",
-    why: "A token refused with 401 stays refused: obtain a new token (see WWW-Authenticate and the protected-resource metadata) before calling again.",
-};
-/// A method the card says is not supported, refused as such.
-pub const UNSUPPORTED_METHOD: Rule = Rule {
-    id: "unsupported-method",
-    why: "The agent card says this server does not offer this method (capabilities.streaming or pushNotifications is false, or supportsAuthenticatedExtendedCard is absent); check the card before calling it.",
-};
-/// The card fetched again within its `max-age`.
-pub const CARD_REFETCH: Rule = Rule {
-    id: "card-refetched-early",
-    why: "The agent card is sent with Cache-Control: public, max-age=3600; a client should cache it for that long instead of fetching it again.",
-};
-/// A terminal task polled again too soon.
-pub const POLLING_TERMINAL_TASK: Rule = Rule {
-    id: "polling-terminal-task",
-    why: "The task is already in a terminal state (completed, failed, canceled or rejected) and will never change; stop polling it.",
-};
-
-/// Every rule, for the JUnit report and the docs.
-pub const RULES: [Rule; 8] = [
-    CONTENT_TYPE,
-    MALFORMED_ENVELOPE,
-    MESSAGE_ID_REUSED,
-    RETRY_TOO_SOON,
-    REFUSED_TOKEN_REUSED,
-    UNSUPPORTED_METHOD,
-    CARD_REFETCH,
-    POLLING_TERMINAL_TASK,
-];
 
 const CARD_MAX_AGE: Duration = Duration::from_secs(3600);
 /// Characters kept of a client value (ids, methods, run names).
@@ -127,7 +69,7 @@ pub struct Exchange {
 
 /// What the call's answer tells the kit.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub struct CallOutcome {
     /// `Content-Type` was wrong: what it was.
     pub content_type: Option<String>,
     /// The envelope was wrong: the exact fault.
@@ -198,7 +140,7 @@ impl<K: Hash + Eq + Clone, V> Remembered<K, V> {
 type RunKey = (Owner, String);
 
 #[derive(Default)]
-struct Run {
+struct ClientRun {
     requests: u64,
     dropped: u64,
     findings: VecDeque<Finding>,
@@ -211,7 +153,7 @@ struct Run {
 }
 
 struct State {
-    runs: HashMap<RunKey, Run>,
+    runs: HashMap<RunKey, ClientRun>,
     order: VecDeque<RunKey>,
     run_bytes: usize,
     /// Bytes of each owner's runs: one owner may hold an eighth of the budget, so its runs
@@ -302,6 +244,45 @@ const KNOWN_METHODS: [&str; 10] = [
     "SubscribeToTask",
 ];
 
+/// A rule a call broke: the rule, what the call did, and the scenario that caused it.
+type Found = (Rule, String, Option<&'static str>);
+
+/// The rules of `retryAfter`: a limiter reached again before the `retryAfter` it answered
+/// had passed, and the `retryAfter` this answer sets.
+fn retry_rules(
+    state: &mut State,
+    owner: &Owner,
+    exchange: &Exchange,
+    outcome: &CallOutcome,
+    now: Instant,
+    found: &mut Vec<Found>,
+) {
+    if let Some(bucket) = outcome.limiter_bucket
+        && let Some((not_before, cause)) = state.retry.get(&(owner.clone(), bucket))
+        && now < *not_before
+    {
+        let early = not_before.duration_since(now);
+        found.push((
+            RETRY_TOO_SOON,
+            format!(
+                "reached the `{bucket}` limiter {:.1} s before retryAfter had passed",
+                early.as_secs_f64()
+            ),
+            *cause,
+        ));
+    }
+    if let Some((bucket, secs)) = outcome.retry_after {
+        let cause = exchange
+            .simulated
+            .then(|| exchange.scenario.map(Scenario::name))
+            .flatten();
+        state.retry.insert(
+            (owner.clone(), bucket),
+            (now + Duration::from_secs(secs), cause),
+        );
+    }
+}
+
 impl Recorder {
     /// A recorder within `settings.max_memory_bytes`: three quarters for runs, the rest for
     /// the remembered tokens, buckets, tasks, card fetches and message ids.
@@ -331,11 +312,6 @@ impl Recorder {
         }
     }
 
-    /// Bytes the runs hold now (an estimate from the lengths of what they keep).
-    pub fn run_bytes(&self) -> usize {
-        self.lock().run_bytes
-    }
-
     /// Remembers that `token` was verified as `owner`'s.
     pub fn verified(&self, token: Digest16, owner: &Owner) {
         let mut state = self.lock();
@@ -349,11 +325,17 @@ impl Recorder {
         self.lock().tokens.get(token).cloned()
     }
 
+    /// Bytes the runs hold now (what the tests of its memory bound read).
+    #[cfg(test)]
+    pub fn run_bytes(&self) -> usize {
+        self.lock().run_bytes
+    }
+
     /// Records one JSON-RPC call of `owner` and checks it against the rules.
-    pub fn call(&self, owner: &Owner, exchange: &Exchange, outcome: &Outcome) {
+    pub fn call(&self, owner: &Owner, exchange: &Exchange, outcome: &CallOutcome) {
         let now = Instant::now();
         let mut state = self.lock();
-        let mut found: Vec<(Rule, String, Option<&'static str>)> = Vec::new();
+        let mut found: Vec<Found> = Vec::new();
         if let Some(content_type) = &outcome.content_type {
             found.push((CONTENT_TYPE, content_type.clone(), None));
         }
@@ -377,30 +359,40 @@ impl Recorder {
         {
             found.push((UNSUPPORTED_METHOD, format!("called `{method}`"), None));
         }
-        if let Some(bucket) = outcome.limiter_bucket
-            && let Some((not_before, cause)) = state.retry.get(&(owner.clone(), bucket))
-            && now < *not_before
-        {
-            let early = not_before.duration_since(now);
-            found.push((
-                RETRY_TOO_SOON,
-                format!(
-                    "reached the `{bucket}` limiter {:.1} s before retryAfter had passed",
-                    early.as_secs_f64()
-                ),
-                *cause,
-            ));
-        }
-        if let Some((bucket, secs)) = outcome.retry_after {
-            let cause = exchange
-                .simulated
-                .then(|| exchange.scenario.map(Scenario::name))
-                .flatten();
-            state.retry.insert(
-                (owner.clone(), bucket),
-                (now + Duration::from_secs(secs), cause),
-            );
-        }
+        retry_rules(&mut state, owner, exchange, outcome, now, &mut found);
+        self.repeat_rules(&mut state, owner, outcome, now, &mut found);
+        let key = (owner.clone(), exchange.run.clone());
+        self.with_run(&mut state, key, |run| {
+            run.requests += 1;
+            let method = exchange
+                .method
+                .as_deref()
+                .and_then(|m| KNOWN_METHODS.iter().find(|known| **known == m))
+                .copied()
+                .unwrap_or("other");
+            run.called.insert((method, exchange.wire));
+            if let Some(scenario) = exchange.scenario {
+                *run.coverage
+                    .entry((scenario.name(), method, exchange.wire))
+                    .or_default() += 1;
+            }
+            found
+                .into_iter()
+                .map(|(rule, detail, cause)| finding(exchange, rule, detail, cause))
+                .collect()
+        });
+    }
+
+    /// The rules of a message sent again (`messageId` reused for another message) and of a
+    /// task polled again soon after it was seen terminal.
+    fn repeat_rules(
+        &self,
+        state: &mut State,
+        owner: &Owner,
+        outcome: &CallOutcome,
+        now: Instant,
+        found: &mut Vec<Found>,
+    ) {
         if let Some(sent) = &outcome.sent_message {
             let key = (owner.clone(), sent.id);
             match state.messages.get(&key) {
@@ -437,26 +429,6 @@ impl Recorder {
             }
             state.polls.insert(key, now);
         }
-        let key = (owner.clone(), exchange.run.clone());
-        self.with_run(&mut state, key, |run| {
-            run.requests += 1;
-            let method = exchange
-                .method
-                .as_deref()
-                .and_then(|m| KNOWN_METHODS.iter().find(|known| **known == m))
-                .copied()
-                .unwrap_or("other");
-            run.called.insert((method, exchange.wire));
-            if let Some(scenario) = exchange.scenario {
-                *run.coverage
-                    .entry((scenario.name(), method, exchange.wire))
-                    .or_default() += 1;
-            }
-            found
-                .into_iter()
-                .map(|(rule, detail, cause)| finding(exchange, rule, detail, cause))
-                .collect()
-        });
     }
 
     /// Records a fetch of the agent card at `path` by `owner`'s run.
@@ -511,7 +483,12 @@ impl Recorder {
 
     /// Adds the findings `f` returns to the run at `key`, creating it, and keeps the bytes of
     /// all runs within the budget by dropping the oldest runs.
-    fn with_run(&self, state: &mut State, key: RunKey, f: impl FnOnce(&mut Run) -> Vec<Finding>) {
+    fn with_run(
+        &self,
+        state: &mut State,
+        key: RunKey,
+        f: impl FnOnce(&mut ClientRun) -> Vec<Finding>,
+    ) {
         if !state.runs.contains_key(&key) {
             state.order.push_back(key.clone());
             state.charge(&key.0, RUN_BYTES + key.1.len(), 0);
@@ -603,7 +580,7 @@ impl Recorder {
     }
 }
 
-fn coverage(run: &Run) -> Coverage {
+fn coverage(run: &ClientRun) -> Coverage {
     let exercised: Vec<Exercised> = run
         .coverage
         .iter()
@@ -684,7 +661,7 @@ fn finding(
 mod tests {
     use super::*;
 
-    fn exchange(run: &str, detail_len: usize) -> (Exchange, Outcome) {
+    fn exchange(run: &str, detail_len: usize) -> (Exchange, CallOutcome) {
         let exchange = Exchange {
             run: truncated(run, KEPT_CHARS),
             token: None,
@@ -696,10 +673,10 @@ mod tests {
             scenario: None,
             simulated: false,
         };
-        let outcome = Outcome {
+        let outcome = CallOutcome {
             content_type: Some(truncated(&"x".repeat(detail_len), KEPT_CHARS)),
             unsupported: true,
-            ..Outcome::default()
+            ..CallOutcome::default()
         };
         (exchange, outcome)
     }

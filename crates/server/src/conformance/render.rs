@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::recorder::RULES;
 use super::report::{Finding, Report, RunReport};
+use super::rules::RULES;
 
 /// Rules whose findings do not fail the check: one rule id a line, `#` starts a comment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

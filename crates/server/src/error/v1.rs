@@ -34,8 +34,30 @@ pub struct V1Error {
 /// The 1.0 form of a failure. `request_id` is attached to internal errors so an operator can
 /// find the logged cause.
 pub fn error(error: &ApiError, request_id: &str) -> V1Error {
+    if let ApiError::VersionNotSupported(version) = error {
+        return version_not_supported(version);
+    }
     let mut metadata = Map::new();
-    let (code, reason, status, message) = match error {
+    let (code, reason, status, message) = call_error(error, &mut metadata)
+        .unwrap_or_else(|| server_error(error, request_id, &mut metadata));
+    V1Error {
+        status,
+        reason,
+        object: ErrorObject {
+            code,
+            message,
+            data: Some(error_info(reason, &metadata)),
+        },
+    }
+}
+
+/// A failure's 1.0 code, reason, HTTP status and message.
+type Spelt = (i64, &'static str, StatusCode, String);
+
+/// The 1.0 form of a failure of the call itself (its envelope, method, params or task), with
+/// its `ErrorInfo` metadata; `None` for the server's own failures.
+fn call_error(error: &ApiError, metadata: &mut Map<String, Value>) -> Option<Spelt> {
+    Some(match error {
         ApiError::Parse(message) => (-32700, "PARSE_ERROR", StatusCode::OK, message.clone()),
         ApiError::InvalidRequest { message, status } => {
             (-32600, "INVALID_REQUEST", *status, message.clone())
@@ -51,30 +73,8 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
         }
         ApiError::Unsupported { method, refusal } => {
             metadata.insert("method".into(), Value::String((*method).into()));
-            match refusal {
-                Refusal::Operation => (
-                    -32004,
-                    "UNSUPPORTED_OPERATION",
-                    StatusCode::OK,
-                    format!(
-                        "This operation is not supported: {method}; SendMessage answers with a finished task, and nothing is streamed"
-                    ),
-                ),
-                Refusal::Push => (
-                    -32003,
-                    "PUSH_NOTIFICATION_NOT_SUPPORTED",
-                    StatusCode::OK,
-                    format!("Push Notification is not supported: {method}"),
-                ),
-                Refusal::ExtendedCard => (
-                    -32007,
-                    "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-                    StatusCode::OK,
-                    "Extended agent card is not configured: the public card is complete".into(),
-                ),
-            }
+            unsupported(method, *refusal)
         }
-        ApiError::VersionNotSupported(version) => return version_not_supported(version),
         ApiError::InvalidParams(_) => (-32602, "INVALID_PARAMS", StatusCode::OK, error.to_string()),
         ApiError::ContentTypeNotSupported(why) => (
             -32005,
@@ -121,6 +121,40 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
                 ),
             )
         }
+        _ => return None,
+    })
+}
+
+/// The 1.0 form of a method refused today.
+fn unsupported(method: &str, refusal: Refusal) -> Spelt {
+    match refusal {
+        Refusal::Operation => (
+            -32004,
+            "UNSUPPORTED_OPERATION",
+            StatusCode::OK,
+            format!(
+                "This operation is not supported: {method}; SendMessage answers with a finished task, and nothing is streamed"
+            ),
+        ),
+        Refusal::Push => (
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            StatusCode::OK,
+            format!("Push Notification is not supported: {method}"),
+        ),
+        Refusal::ExtendedCard => (
+            -32007,
+            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            StatusCode::OK,
+            "Extended agent card is not configured: the public card is complete".into(),
+        ),
+    }
+}
+
+/// The 1.0 form of a failure of the server's limits, its authentication or itself, with its
+/// `ErrorInfo` metadata; `request_id` names an internal error's logged cause.
+fn server_error(error: &ApiError, request_id: &str, metadata: &mut Map<String, Value>) -> Spelt {
+    match error {
         ApiError::RateLimited {
             retry_after_secs,
             bucket,
@@ -169,7 +203,8 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
             StatusCode::FORBIDDEN,
             format!("Paid plan required: {error}"),
         ),
-        ApiError::Internal(_) => {
+        // `Internal`, and the call's failures `call_error` spells first.
+        _ => {
             metadata.insert("requestId".into(), Value::String(request_id.into()));
             (
                 -32603,
@@ -178,15 +213,6 @@ pub fn error(error: &ApiError, request_id: &str) -> V1Error {
                 "Internal error: an unexpected fault occurred; it has been logged".into(),
             )
         }
-    };
-    V1Error {
-        status,
-        reason,
-        object: ErrorObject {
-            code,
-            message,
-            data: Some(error_info(reason, &metadata)),
-        },
     }
 }
 
@@ -217,9 +243,12 @@ mod tests {
     use super::*;
     use crate::auth::AuthError;
 
-    #[test]
-    fn every_error_has_its_1_0_code_reason_and_status() {
-        let cases = [
+    /// A failure, and the 1.0 code, reason and HTTP status it is answered with.
+    type Case = (ApiError, i64, &'static str, u16);
+
+    /// The failures of a call's envelope, method and params.
+    fn call_cases() -> Vec<Case> {
+        vec![
             (ApiError::Parse("x".into()), -32700, "PARSE_ERROR", 200),
             (
                 ApiError::InvalidRequest {
@@ -269,6 +298,13 @@ mod tests {
                 "INVALID_PARAMS",
                 200,
             ),
+        ]
+    }
+
+    /// The failures of a call's task and skill, and of the server's limits, its
+    /// authentication and itself.
+    fn server_cases() -> Vec<Case> {
+        vec![
             (
                 ApiError::InvalidStateTransition("completed"),
                 -32002,
@@ -336,8 +372,12 @@ mod tests {
                 "INTERNAL_ERROR",
                 200,
             ),
-        ];
-        for (api_error, code, reason, status) in cases {
+        ]
+    }
+
+    #[test]
+    fn every_error_has_its_1_0_code_reason_and_status() {
+        for (api_error, code, reason, status) in call_cases().into_iter().chain(server_cases()) {
             let mapped = error(&api_error, "req-1");
             assert_eq!(mapped.object.code, code, "{api_error:?}");
             assert_eq!(mapped.reason, reason);

@@ -26,7 +26,7 @@ const MAX_RESPONSE_BYTES: usize = 4096;
 
 /// What an attempt came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum DeliveryOutcome {
     /// A 2xx answer.
     Delivered(StatusCode),
     /// Worth trying again: no answer, a timeout, 408, 429 or 5xx (`Retry-After` when given).
@@ -81,10 +81,10 @@ impl Deliverer {
     }
 
     /// One attempt to deliver.
-    pub async fn attempt(&self, delivery: &Delivery) -> Outcome {
+    pub async fn attempt(&self, delivery: &Delivery) -> DeliveryOutcome {
         let url = match Url::parse(&delivery.url) {
             Ok(url) => url,
-            Err(e) => return Outcome::GiveUp(format!("bad URL: {e}")),
+            Err(e) => return DeliveryOutcome::GiveUp(format!("bad URL: {e}")),
         };
         // A literal address is connected to without resolving, so it is checked here.
         if !self.allow_private
@@ -94,14 +94,14 @@ impl Deliverer {
                 .and_then(|h| h.parse::<IpAddr>().ok())
                 .and_then(forbidden_reason)
         {
-            return Outcome::GiveUp(format!(
+            return DeliveryOutcome::GiveUp(format!(
                 "the URL's address is {reason}, which this server does not deliver to"
             ));
         }
         let token = match self.sign(delivery) {
             Ok(token) => token,
             Err(e) => {
-                return Outcome::Retry {
+                return DeliveryOutcome::Retry {
                     reason: e.to_string(),
                     retry_after: None,
                 };
@@ -122,8 +122,8 @@ impl Deliverer {
         match request.send().await {
             Ok(response) => classify(response).await,
             Err(e) => match refused_address(&e) {
-                Some(refused) => Outcome::GiveUp(refused.to_string()),
-                None => Outcome::Retry {
+                Some(refused) => DeliveryOutcome::GiveUp(refused.to_string()),
+                None => DeliveryOutcome::Retry {
                     reason: describe(e),
                     retry_after: None,
                 },
@@ -149,7 +149,7 @@ impl Deliverer {
 
 /// Reads at most [`MAX_RESPONSE_BYTES`] of the answer (under the same deadline), then judges
 /// its status.
-async fn classify(mut response: reqwest::Response) -> Outcome {
+async fn classify(mut response: reqwest::Response) -> DeliveryOutcome {
     let status = response.status();
     let retry_after = response
         .headers()
@@ -166,21 +166,21 @@ async fn classify(mut response: reqwest::Response) -> Outcome {
     }
     drop(response);
     if status.is_success() {
-        Outcome::Delivered(status)
+        DeliveryOutcome::Delivered(status)
     } else if status == StatusCode::REQUEST_TIMEOUT
         || status == StatusCode::TOO_MANY_REQUESTS
         || status.is_server_error()
     {
-        Outcome::Retry {
+        DeliveryOutcome::Retry {
             reason: format!("the receiver answered {status}"),
             retry_after,
         }
     } else if status.is_redirection() {
-        Outcome::GiveUp(format!(
+        DeliveryOutcome::GiveUp(format!(
             "the receiver answered {status}; redirects are not followed"
         ))
     } else {
-        Outcome::GiveUp(format!("the receiver answered {status}"))
+        DeliveryOutcome::GiveUp(format!("the receiver answered {status}"))
     }
 }
 

@@ -153,7 +153,6 @@ impl PushNotifier {
 pub struct Push {
     settings: PushSettings,
     production: bool,
-    ttl: Duration,
     configs: Arc<dyn PushConfigStore>,
     queue: Arc<dyn DeliveryQueue>,
     notifier: PushNotifier,
@@ -202,7 +201,6 @@ impl Push {
         Self::with_parts(
             &settings.push,
             settings.is_production(),
-            ttl,
             Arc::new(keys),
             issuer.to_string(),
             queue,
@@ -214,7 +212,6 @@ impl Push {
     pub fn with_parts(
         settings: &PushSettings,
         production: bool,
-        ttl: Duration,
         keys: Arc<SigningKeys>,
         issuer: String,
         queue: Arc<dyn DeliveryQueue>,
@@ -235,7 +232,6 @@ impl Push {
             },
             settings: settings.clone(),
             production,
-            ttl,
             configs,
             queue,
             deliverer,
@@ -436,11 +432,6 @@ impl Push {
     /// The signing key and its JWK set.
     pub fn keys(&self) -> &Arc<SigningKeys> {
         &self.keys
-    }
-
-    /// How long configs are kept after their last change (the task TTL).
-    pub fn config_ttl(&self) -> Duration {
-        self.ttl
     }
 
     /// How many notifications wait to be delivered, in flight included.

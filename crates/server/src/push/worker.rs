@@ -11,7 +11,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::PushError;
 use super::backoff::retry_delay;
-use super::deliver::{Deliverer, Outcome};
+use super::deliver::{Deliverer, DeliveryOutcome};
 use super::fault::{Attempt, FaultLog, FaultTally};
 use super::queue::{Claimed, Delivery, DeliveryQueue, InFlightCaps};
 use crate::config::PushSettings;
@@ -124,9 +124,13 @@ async fn run(context: Arc<Context>, wake: Arc<Notify>, mut stopped: watch::Recei
 }
 
 /// What a fault made of an attempt: its outcome, and the counts to tell the kit.
-fn under_fault(attempt: Attempt, outcome: Option<Outcome>, last: bool) -> (Outcome, FaultTally) {
+fn under_fault(
+    attempt: Attempt,
+    outcome: Option<DeliveryOutcome>,
+    last: bool,
+) -> (DeliveryOutcome, FaultTally) {
     let mut tally = FaultTally::default();
-    let failed = |reason: &str| Outcome::Retry {
+    let failed = |reason: &str| DeliveryOutcome::Retry {
         reason: reason.to_string(),
         retry_after: None,
     };
@@ -145,9 +149,9 @@ fn under_fault(attempt: Attempt, outcome: Option<Outcome>, last: bool) -> (Outco
             tally.posted = 1;
             let outcome = outcome.unwrap_or_else(|| failed("not attempted"));
             match &outcome {
-                Outcome::Delivered(_) => tally.delivered = 1,
-                Outcome::GiveUp(_) => tally.dropped = 1,
-                Outcome::Retry { .. } => tally.dropped = u64::from(last),
+                DeliveryOutcome::Delivered(_) => tally.delivered = 1,
+                DeliveryOutcome::GiveUp(_) => tally.dropped = 1,
+                DeliveryOutcome::Retry { .. } => tally.dropped = u64::from(last),
             }
             outcome
         }
@@ -171,7 +175,9 @@ async fn deliver(context: &Context, claimed: Claimed) {
             };
             let (outcome, tally) = under_fault(planned, sent, last);
             record(context, &delivery, tally);
-            if let (Attempt::SentAndFailed, Outcome::Retry { reason, .. }) = (planned, &outcome) {
+            if let (Attempt::SentAndFailed, DeliveryOutcome::Retry { reason, .. }) =
+                (planned, &outcome)
+            {
                 // Failed on purpose: tried again whatever push.max_attempts says, so that the
                 // real attempt comes (the failures are bounded by the scenario).
                 if let Err(e) = retry(context, &delivery, attempt, reason, None).await {
@@ -184,21 +190,21 @@ async fn deliver(context: &Context, claimed: Claimed) {
     };
     let target = shown_url(&delivery.url);
     let result = match outcome {
-        Outcome::Delivered(status) => {
+        DeliveryOutcome::Delivered(status) => {
             tracing::debug!(notification = %delivery.id, %target, attempt, %status, "push: delivered");
             context.queue.finish(&delivery).await
         }
-        Outcome::GiveUp(reason) => {
+        DeliveryOutcome::GiveUp(reason) => {
             tracing::warn!(notification = %delivery.id, %target, attempt, %reason, "push: given up");
             count_given_up(context);
             context.queue.finish(&delivery).await
         }
-        Outcome::Retry { reason, .. } if attempt >= settings.max_attempts => {
+        DeliveryOutcome::Retry { reason, .. } if attempt >= settings.max_attempts => {
             tracing::warn!(notification = %delivery.id, %target, attempt, %reason, "push: given up after the last attempt");
             count_given_up(context);
             context.queue.finish(&delivery).await
         }
-        Outcome::Retry {
+        DeliveryOutcome::Retry {
             reason,
             retry_after,
         } => retry(context, &delivery, attempt, &reason, retry_after).await,

@@ -119,7 +119,7 @@ pub struct LogCaps {
 
 /// A position in a log: `None` before the first event, else the backend's id of the last
 /// event read.
-pub type Cursor = Option<String>;
+pub type LogCursor = Option<String>;
 
 /// The shared state of running tasks.
 #[async_trait]
@@ -195,7 +195,7 @@ pub trait RuntimeBackend: Send + Sync {
     async fn read(
         &self,
         key: &TaskKey,
-        after: &Cursor,
+        after: &LogCursor,
         max: usize,
     ) -> Result<Vec<(String, Bytes)>, StoreError>;
 

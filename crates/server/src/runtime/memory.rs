@@ -16,7 +16,7 @@ use moka::sync::Cache;
 use tokio::sync::broadcast;
 
 use super::backend::{
-    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+    Appended, Begin, Ending, Finish, LogCaps, LogCursor, RuntimeBackend, Signal, Starting, TaskKey,
 };
 use crate::store::{MemoryStore, MessageRecord, Owner, StoreError};
 
@@ -322,7 +322,7 @@ impl RuntimeBackend for MemoryBackend {
     async fn read(
         &self,
         key: &TaskKey,
-        after: &Cursor,
+        after: &LogCursor,
         max: usize,
     ) -> Result<Vec<(String, Bytes)>, StoreError> {
         let Some(log) = self.logs.get(key) else {

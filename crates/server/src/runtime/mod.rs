@@ -8,42 +8,41 @@
 //! the backend lets through (the runner's, a cancel's or a reaper's) stores the terminal task
 //! where every finished task is kept, then closes the log with the final status event. Each
 //! state a task enters is told once to the runtime's [`TransitionObserver`], by the replica
-//! that recorded it.
+//! that recorded it. The runner (one running task, driven under its lease) is in `runner`.
 
 mod backend;
 mod memory;
 mod redis;
+mod runner;
+pub mod skill_stream;
 mod stream_bytes;
 mod subscription;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use chrono::{SecondsFormat, Utc};
-use futures::FutureExt;
 use tokio::sync::{Notify, broadcast};
 use tokio::task::AbortHandle;
 use uuid::Uuid;
 
-use a2a_types::{
-    Artifact, Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
+use a2a_types::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 
 pub use backend::{
-    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+    Appended, Begin, Ending, Finish, LogCaps, LogCursor, RuntimeBackend, Signal, Starting, TaskKey,
 };
 pub use memory::MemoryBackend;
 pub use redis::RedisBackend;
+pub use runner::EventSink;
+use runner::RunningTask;
 pub use stream_bytes::StreamByteCaps;
 pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
-use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task};
+use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task, now_timestamp};
 
 /// Events read from a log per round trip.
 const READ_BATCH: usize = 256;
@@ -279,7 +278,7 @@ impl TaskRuntime {
         };
         let streamed = Arc::clone(&sink.streamed);
         let work = work(sink);
-        let run = Run {
+        let run = RunningTask {
             shared: Arc::clone(shared),
             owner: new.owner,
             runner,
@@ -338,7 +337,7 @@ impl TaskRuntime {
         let Some(working) = shared.backend.working(owner, task_id).await? else {
             return Ok(Canceled::NotWorking);
         };
-        let task = ended(&working, TaskState::Canceled, None)?;
+        let task = terminal_task(&working, TaskState::Canceled, None)?;
         let finish = Finish {
             stored: StoredTask::of(&task)?,
             new_in_context: shared.new_in_context(owner, task_id).await?,
@@ -522,7 +521,7 @@ impl Shared {
                 self.backend.forget_lease(&owner, &task_id).await?;
                 continue;
             };
-            let task = ended(&working, TaskState::Failed, Some(REPLICA_STOPPED))?;
+            let task = terminal_task(&working, TaskState::Failed, Some(REPLICA_STOPPED))?;
             let finish = Finish {
                 stored: StoredTask::of(&task)?,
                 new_in_context: self.new_in_context(&owner, &task_id).await?,
@@ -537,181 +536,6 @@ impl Shared {
             }
         }
         Ok(ended_count)
-    }
-}
-
-/// Hands a running task's work the way to send artifacts as it makes them (streamed answers).
-pub struct EventSink {
-    shared: Arc<Shared>,
-    owner: Owner,
-    key: TaskKey,
-    task_id: String,
-    context_id: String,
-    streamed: Arc<Mutex<HashSet<String>>>,
-}
-
-impl EventSink {
-    /// Sends an artifact, or a chunk of one (`append`: the parts extend the artifact of the
-    /// same id; `last_chunk`: its last piece). An artifact sent this way is not sent again
-    /// when the task ends.
-    pub async fn artifact(
-        &self,
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    ) -> Result<Appended, StoreError> {
-        self.streamed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(artifact.artifact_id.clone());
-        let event = TaskArtifactUpdateEvent::new(
-            &self.task_id,
-            &self.context_id,
-            artifact,
-            append,
-            last_chunk,
-        );
-        self.shared
-            .append(&self.owner, &self.key, &to_json(&event)?, false)
-            .await
-    }
-}
-
-/// One running task on this replica.
-struct Run {
-    shared: Arc<Shared>,
-    owner: Owner,
-    runner: String,
-    key: TaskKey,
-    task: Task,
-    new_in_context: bool,
-    streamed: Arc<Mutex<HashSet<String>>>,
-}
-
-impl Run {
-    /// Runs the work under the lease, then ends the task; a failure of the shared state is
-    /// logged and left to the reapers.
-    async fn drive(self, work: impl Future<Output = Task> + Send) {
-        let key = self.key.clone();
-        let shared = Arc::clone(&self.shared);
-        if let Err(error) = self.run(work).await {
-            tracing::warn!(%error, "a running task could not be ended; its lease will run out");
-        }
-        shared
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&key);
-    }
-
-    async fn run(self, work: impl Future<Output = Task> + Send) -> Result<(), StoreError> {
-        let shared = &self.shared;
-        let mut working = self.task.clone();
-        working.status = TaskStatus {
-            state: TaskState::Working,
-            message: None,
-            timestamp: Some(now_timestamp()),
-        };
-        let working_json = StoredTask::of(&working)?.json;
-        if !self.renew(Some(&working_json)).await? {
-            return Ok(());
-        }
-        let event = TaskStatusUpdateEvent::new(
-            &working.id,
-            &working.context_id,
-            working.status.clone(),
-            false,
-        );
-        shared
-            .append(&self.owner, &self.key, &to_json(&event)?, false)
-            .await?;
-        shared
-            .entered(&self.owner, &working.id, &working_json)
-            .await;
-
-        let mut renewal = tokio::time::interval(shared.settings.lease / 3);
-        renewal.tick().await;
-        let work = AssertUnwindSafe(work).catch_unwind();
-        tokio::pin!(work);
-        let task = loop {
-            tokio::select! {
-                outcome = &mut work => break match outcome {
-                    Ok(task) => task,
-                    Err(_panic) => {
-                        tracing::error!(task_id = %working.id, "a running task's work panicked");
-                        ended(&working_json, TaskState::Failed, Some(WORK_PANICKED))?
-                    }
-                },
-                _ = renewal.tick() => {
-                    if !self.renew(None).await? {
-                        // Canceled or reaped elsewhere: the work is dropped here.
-                        return Ok(());
-                    }
-                }
-            }
-        };
-        let (task, stored) = self.within_cap(task, &working_json)?;
-        let unsent: Vec<Artifact> = {
-            let streamed = self.streamed.lock().unwrap_or_else(PoisonError::into_inner);
-            task.artifacts
-                .iter()
-                .filter(|artifact| !streamed.contains(&artifact.artifact_id))
-                .cloned()
-                .collect()
-        };
-        let finish = Finish {
-            stored,
-            new_in_context: self.new_in_context,
-        };
-        // The artifacts go in before the task ends, so no subscriber sees the final status
-        // first; a task canceled meanwhile has its log closed, and they are refused.
-        for artifact in unsent {
-            let event =
-                TaskArtifactUpdateEvent::new(&task.id, &task.context_id, artifact, false, true);
-            shared
-                .append(&self.owner, &self.key, &to_json(&event)?, false)
-                .await?;
-        }
-        if shared
-            .backend
-            .finish(&self.owner, &task.id, Ending::Runner(&self.runner), &finish)
-            .await?
-        {
-            shared
-                .close(&self.owner, &task, &finish.stored.json)
-                .await?;
-        }
-        Ok(())
-    }
-
-    /// The task as stored, or, when its answer would take it over the stored-size cap, the
-    /// working task ended `failed` saying so.
-    fn within_cap(&self, task: Task, working: &[u8]) -> Result<(Task, StoredTask), StoreError> {
-        let stored = StoredTask::of(&task)?;
-        let max = self.shared.settings.max_task_bytes;
-        if stored.json.len() <= max {
-            return Ok((task, stored));
-        }
-        let reason = format!(
-            "The answer would make the task {} bytes stored, over the limit of {max} bytes; start a new task in the same conversation (contextId without taskId).",
-            stored.json.len()
-        );
-        let task = ended(working, TaskState::Failed, Some(&reason))?;
-        let stored = StoredTask::of(&task)?;
-        Ok((task, stored))
-    }
-
-    async fn renew(&self, task_json: Option<&Bytes>) -> Result<bool, StoreError> {
-        self.shared
-            .backend
-            .renew(
-                &self.owner,
-                &self.task.id,
-                &self.runner,
-                task_json,
-                self.shared.settings.lease,
-            )
-            .await
     }
 }
 
@@ -757,7 +581,11 @@ async fn reap_forever(shared: Weak<Shared>) {
 }
 
 /// A working task ended in `state`, with `reason` as the agent's last message.
-fn ended(working: &[u8], state: TaskState, reason: Option<&str>) -> Result<Task, StoreError> {
+fn terminal_task(
+    working: &[u8],
+    state: TaskState,
+    reason: Option<&str>,
+) -> Result<Task, StoreError> {
     let mut task = decode_task(working)?;
     let message = reason.map(|reason| {
         let mut message = Message::agent_text(Uuid::new_v4().to_string(), reason);
@@ -778,8 +606,4 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Bytes, StoreError> {
     serde_json::to_vec(value)
         .map(Bytes::from)
         .map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-fn now_timestamp() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }

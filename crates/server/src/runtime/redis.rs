@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
 use super::backend::{
-    Appended, Begin, Cursor, Ending, Finish, LogCaps, RuntimeBackend, Signal, Starting, TaskKey,
+    Appended, Begin, Ending, Finish, LogCaps, LogCursor, RuntimeBackend, Signal, Starting, TaskKey,
 };
 use crate::redis_conn::RedisConnection;
 use crate::store::{CONTEXT_CAP, OWNER_INDEX_CAP, Owner, RedisStore, StoreError};
@@ -408,7 +408,7 @@ impl RuntimeBackend for RedisBackend {
     async fn read(
         &self,
         key: &TaskKey,
-        after: &Cursor,
+        after: &LogCursor,
         max: usize,
     ) -> Result<Vec<(String, Bytes)>, StoreError> {
         let start = after

@@ -12,7 +12,7 @@ use tokio::task::AbortHandle;
 
 use a2a_types::TaskStatusUpdateEvent;
 
-use super::backend::{Cursor, TaskKey};
+use super::backend::{LogCursor, TaskKey};
 use super::{READ_BATCH, Shared, to_json};
 use crate::store::{Owner, StoreError, decode_task};
 
@@ -120,7 +120,7 @@ pub struct Subscription {
     task_id: String,
     key: TaskKey,
     notify: Arc<Notify>,
-    cursor: Cursor,
+    cursor: LogCursor,
     pending: VecDeque<Bytes>,
     /// Whether the final event was yielded: nothing follows.
     done: bool,

@@ -261,7 +261,7 @@ pub trait TaskStore: Send + Sync {
     }
 
     /// This store's saves that charge their call, when it can apply a limiter's
-    /// [`BucketCharge`] in the same atomic step as a save (Redis, where the shared limiter's
+    /// `BucketCharge` in the same atomic step as a save (Redis, where the shared limiter's
     /// buckets may live beside the tasks). `None`, the default: the limiter charges first.
     fn charged_saves(&self) -> Option<&dyn ChargedSaves> {
         None
@@ -285,6 +285,11 @@ pub trait ChargedSaves: Send + Sync {
         message_key: &str,
         charge: &BucketCharge,
     ) -> Result<ChargedSaveOutcome, StoreError>;
+}
+
+/// Now, as a task's status timestamp: RFC 3339 in UTC, to the millisecond.
+pub(crate) fn now_timestamp() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

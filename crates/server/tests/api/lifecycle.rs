@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use a2a_types::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 use async_trait::async_trait;
 use bytes::Bytes;
+use magisterium_a2a::bindings::jsonrpc::sse::{Endings, EventWire, Refusal, event_stream};
 use magisterium_a2a::redis_conn;
+use magisterium_a2a::runtime::skill_stream::{StreamedRun, run_streamed};
 use magisterium_a2a::runtime::{
     Canceled, EventSink, LogCaps, MemoryBackend, NewTask, Next, RedisBackend, RuntimeBackend,
     RuntimeSettings, Started, StreamByteCaps, Subscribed, Subscription, TaskRuntime,
     TransitionObserver,
 };
-use magisterium_a2a::skill_stream::{StreamedRun, run_streamed};
-use magisterium_a2a::sse::{Endings, EventWire, Refusal, event_stream};
 use magisterium_a2a::store::{
     MemoryStore, MessageRecord, Owner, RedisStore, StoredTask, TaskStore, decode_task,
 };

@@ -1,5 +1,6 @@
 //! The server crate's modules depend on each other one way only: no module reaches, through
-//! the modules it uses, back to itself. Read from the sources: every `crate::…` and `super::…`
+//! the modules it uses, back to itself, and no module uses one of a layer above its own (the
+//! layers of docs/architecture.md). Read from the sources: every `crate::…` and `super::…`
 //! path outside the `#[cfg(test)]` block of a file is an edge from that file to the module it
 //! names. Two graphs must be free of circles: the top-level modules (a directory counts as one),
 //! and the files (a `mod.rs` declaring and re-exporting its own children is not an edge).
@@ -212,13 +213,96 @@ fn graphs() -> (
     (top, files)
 }
 
+/// The layers of the crate, top first (docs/architecture.md): a module may use the modules of
+/// its own layer and of the layers below it, never one above.
+const LAYERS: [(&str, &[&str]); 7] = [
+    ("start-up", &["app", "cli"]),
+    ("bindings", &["bindings"]),
+    ("pipeline", &["pipeline"]),
+    ("conformance kit", &["conformance"]),
+    ("edge", &["edge"]),
+    (
+        "core",
+        &[
+            "service", "runtime", "store", "push", "limits", "auth", "error", "respond",
+        ],
+    ),
+    (
+        "leaves",
+        &[
+            "config",
+            "paths",
+            "metrics",
+            "hashing",
+            "telemetry",
+            "redis_conn",
+            "wire",
+            "gcra",
+        ],
+    ),
+];
+
+/// The layer of a top-level module, as its index in [`LAYERS`] (0 is the top).
+fn layer(module: &str) -> Option<usize> {
+    LAYERS
+        .iter()
+        .position(|(_, modules)| modules.contains(&module))
+}
+
+/// Every use of a module of a layer above the user's own, and every module in no layer, as
+/// readable lines.
+fn against_the_layers(top: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (from, uses) in top {
+        for to in uses {
+            match (layer(from), layer(to)) {
+                (Some(user), Some(used)) if used < user => wrong.push(format!(
+                    "{from} ({}) uses {to} ({}), a layer above it",
+                    LAYERS[user].0, LAYERS[used].0
+                )),
+                (Some(_), Some(_)) => {}
+                (None, _) => wrong.push(format!("{from} is in no layer")),
+                (_, None) => wrong.push(format!("{to} is in no layer")),
+            }
+        }
+    }
+    wrong.dedup();
+    wrong
+}
+
+#[test]
+fn every_module_uses_only_its_own_layer_and_those_below() {
+    let (top, _) = graphs();
+    let modules = modules();
+    let mut wrong = against_the_layers(&top);
+    for module in modules.keys().filter_map(|path| path.first()) {
+        if layer(module).is_none() {
+            wrong.push(format!("{module} is in no layer"));
+        }
+    }
+    wrong.dedup();
+    assert_eq!(wrong, Vec::<String>::new(), "imports against the layers");
+}
+
+#[test]
+fn the_layer_check_rejects_an_import_from_above() {
+    let mut edges = BTreeMap::<String, BTreeSet<String>>::new();
+    for (from, to) in [("bindings", "pipeline"), ("service", "bindings")] {
+        edges.entry(from.into()).or_default().insert(to.into());
+    }
+    assert_eq!(
+        against_the_layers(&edges),
+        vec!["service (core) uses bindings (bindings), a layer above it".to_string()]
+    );
+}
+
 #[test]
 fn no_module_of_the_server_reaches_back_to_itself() {
     let (top, files) = graphs();
     assert!(
-        top.get("http")
-            .is_some_and(|uses| uses.contains("dispatch")),
-        "the reader sees the endpoint's use of the method table: {top:?}"
+        top.get("bindings")
+            .is_some_and(|uses| uses.contains("pipeline")),
+        "the reader sees the binding's use of the pipeline: {top:?}"
     );
     assert_eq!(circle(&top), None, "a circle of top-level modules");
     assert_eq!(circle(&files), None, "a circle of files");

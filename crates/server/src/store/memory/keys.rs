@@ -20,12 +20,12 @@ enum Packed {
 /// A task id: a canonical UUID (lowercase, hyphenated, as the server makes every task id) in
 /// 16 bytes; any other id, as a task saved by another component may carry, as its text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) struct TaskKey(Packed);
+pub(super) struct PackedTaskKey(Packed);
 
-impl TaskKey {
+impl PackedTaskKey {
     /// The key of a task id.
     pub(super) fn of(id: &str) -> Self {
-        TaskKey(match uuid_bytes(id) {
+        PackedTaskKey(match uuid_bytes(id) {
             Some(bytes) => Packed::Bytes(bytes),
             None => Packed::Text(id.into()),
         })
@@ -33,7 +33,7 @@ impl TaskKey {
 
     /// The key of a UUID's bytes.
     pub(super) fn uuid(bytes: Digest) -> Self {
-        TaskKey(Packed::Bytes(bytes))
+        PackedTaskKey(Packed::Bytes(bytes))
     }
 
     /// The UUID's bytes, when the id is one.
@@ -140,21 +140,21 @@ mod tests {
     fn a_canonical_uuid_is_packed_and_reads_back_the_same() {
         for _ in 0..100 {
             let id = uuid::Uuid::new_v4().to_string();
-            let key = TaskKey::of(&id);
+            let key = PackedTaskKey::of(&id);
             assert!(key.uuid_bytes().is_some(), "{id}");
             assert_eq!(key.id(), id);
-            assert_eq!(TaskKey::uuid(key.uuid_bytes().unwrap()), key);
+            assert_eq!(PackedTaskKey::uuid(key.uuid_bytes().unwrap()), key);
         }
         let edge = "00000000-0000-0000-0000-000000000000";
-        assert_eq!(TaskKey::of(edge).id(), edge);
+        assert_eq!(PackedTaskKey::of(edge).id(), edge);
         let edge = "ffffffff-ffff-ffff-ffff-ffffffffffff";
-        assert_eq!(TaskKey::of(edge).id(), edge);
+        assert_eq!(PackedTaskKey::of(edge).id(), edge);
     }
 
     #[test]
     fn any_other_spelling_of_a_uuid_is_another_key() {
         let id = uuid::Uuid::new_v4().to_string();
-        let key = TaskKey::of(&id);
+        let key = PackedTaskKey::of(&id);
         let simple = id.replace('-', "");
         for other in [
             id.to_uppercase(),
@@ -168,18 +168,18 @@ mod tests {
             format!("{}x", &id[..35]),
             format!("{}-", &id[..35]),
         ] {
-            let other_key = TaskKey::of(&other);
+            let other_key = PackedTaskKey::of(&other);
             assert_eq!(other_key.uuid_bytes(), None, "{other}");
             assert_ne!(other_key, key, "{other}");
             assert_eq!(other_key.id(), other, "kept as given");
         }
         // Multi-byte characters where a hyphen or digit belongs: not found, no panic.
         for odd in ["é".repeat(18), format!("{}é", &id[..34]), "-".repeat(36)] {
-            assert_eq!(TaskKey::of(&odd).uuid_bytes(), None, "{odd}");
-            assert_eq!(TaskKey::of(&odd).id(), odd);
+            assert_eq!(PackedTaskKey::of(&odd).uuid_bytes(), None, "{odd}");
+            assert_eq!(PackedTaskKey::of(&odd).id(), odd);
         }
-        assert_eq!(TaskKey::of("t1"), TaskKey::of("t1"));
-        assert_ne!(TaskKey::of("t1"), TaskKey::of("T1"));
+        assert_eq!(PackedTaskKey::of("t1"), PackedTaskKey::of("t1"));
+        assert_ne!(PackedTaskKey::of("t1"), PackedTaskKey::of("T1"));
     }
 
     #[test]

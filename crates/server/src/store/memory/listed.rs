@@ -5,7 +5,7 @@
 use a2a_types::TaskState;
 use chrono::{DateTime, NaiveDate, NaiveTime, SecondsFormat};
 
-use super::keys::{Digest, TaskKey, hex_bytes};
+use super::keys::{Digest, PackedTaskKey, hex_bytes};
 use crate::store::IndexEntry;
 
 /// One entry of an owner's index.
@@ -32,7 +32,7 @@ impl Listed {
     pub(super) fn of(entry: &IndexEntry) -> Self {
         let compact = || {
             Some(Compact {
-                task: TaskKey::of(&entry.task_id).uuid_bytes()?,
+                task: PackedTaskKey::of(&entry.task_id).uuid_bytes()?,
                 changed: millis_of(&entry.timestamp)?,
                 state: entry.state,
                 context: hex_bytes(&entry.context_hash)?,
@@ -45,10 +45,10 @@ impl Listed {
     }
 
     /// The task the entry lists.
-    pub(super) fn task(&self) -> TaskKey {
+    pub(super) fn task(&self) -> PackedTaskKey {
         match self {
-            Listed::Compact(compact) => TaskKey::uuid(compact.task),
-            Listed::Spelled(entry) => TaskKey::of(&entry.task_id),
+            Listed::Compact(compact) => PackedTaskKey::uuid(compact.task),
+            Listed::Spelled(entry) => PackedTaskKey::of(&entry.task_id),
         }
     }
 
@@ -56,7 +56,7 @@ impl Listed {
     pub(super) fn entry(&self) -> IndexEntry {
         match self {
             Listed::Compact(compact) => IndexEntry {
-                task_id: TaskKey::uuid(compact.task).id(),
+                task_id: PackedTaskKey::uuid(compact.task).id(),
                 timestamp: text_of(compact.changed),
                 state: compact.state,
                 context_hash: hex::encode(compact.context),
@@ -142,7 +142,7 @@ mod tests {
             let listed = Listed::of(&given);
             assert!(matches!(listed, Listed::Compact(_)), "{timestamp}");
             assert_eq!(listed.entry(), given, "{timestamp}");
-            assert_eq!(listed.task(), TaskKey::of(&id));
+            assert_eq!(listed.task(), PackedTaskKey::of(&id));
         }
         let now = chrono::Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
         assert_eq!(
@@ -174,7 +174,7 @@ mod tests {
             let listed = Listed::of(&given);
             assert!(matches!(listed, Listed::Spelled(_)), "{given:?}");
             assert_eq!(listed.entry(), given);
-            assert_eq!(listed.task(), TaskKey::of(&given.task_id));
+            assert_eq!(listed.task(), PackedTaskKey::of(&given.task_id));
         }
     }
 }

@@ -36,7 +36,7 @@ use bytes::Bytes;
 
 use a2a_types::Task;
 
-use self::keys::{Digest, MessageKey, TaskKey, owner_digest, short_digest};
+use self::keys::{Digest, MessageKey, PackedTaskKey, owner_digest, short_digest};
 use self::shard::{Clock, Shard};
 use super::{
     IndexEntry, MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task,
@@ -57,7 +57,7 @@ thread_local! {
     static NEXT_VISIT: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Tasks (as JSON text), message records, contexts and owner indexes, in [`SHARDS`] shards.
+/// Tasks (as JSON text), message records, contexts and owner indexes, in a fixed number of shards.
 pub struct MemoryStore {
     shards: Box<[Mutex<Shard>]>,
     /// When each shard's oldest save expires (`u64::MAX`: none), read without the shard's lock
@@ -164,7 +164,7 @@ impl MemoryStore {
         record: &MessageRecord,
     ) -> Option<MessageRecord> {
         let message = MessageKey::of(message_key);
-        let task = TaskKey::of(&record.task_id);
+        let task = PackedTaskKey::of(&record.task_id);
         self.write(owner, |shard, owner, clock| {
             shard.record(owner, message, task, clock)
         })
@@ -296,7 +296,7 @@ fn adjust(total: &AtomicUsize, before: usize, after: usize) {
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
-        let key = TaskKey::of(task_id);
+        let key = PackedTaskKey::of(task_id);
         Ok(self.read(owner, |shard, owner, now| shard.task(owner, key, now)))
     }
 
@@ -317,7 +317,7 @@ impl TaskStore for MemoryStore {
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let message = MessageKey::of(message_key);
-        let record = TaskKey::of(&record.task_id);
+        let record = PackedTaskKey::of(&record.task_id);
         let earlier = self.write(owner, |shard, owner, clock| {
             shard.save(owner, message, record, task, new_in_context, clock)
         });
@@ -333,7 +333,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError> {
-        let keys: Vec<TaskKey> = ids.iter().map(|id| TaskKey::of(id)).collect();
+        let keys: Vec<PackedTaskKey> = ids.iter().map(|id| PackedTaskKey::of(id)).collect();
         Ok(self.read(owner, |shard, owner, now| {
             keys.into_iter()
                 .map(|key| shard.task(owner, key, now))

@@ -17,7 +17,7 @@ use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
 
-use super::keys::{Digest, MessageKey, TaskKey, hex_bytes, short_digest};
+use super::keys::{Digest, MessageKey, PackedTaskKey, hex_bytes, short_digest};
 use super::listed::Listed;
 use crate::hashing::DerivedKeys;
 use crate::store::{CONTEXT_CAP, MessageRecord, OWNER_INDEX_CAP, StoredTask};
@@ -30,7 +30,7 @@ pub(super) const TASK_OVERHEAD_BYTES: usize = 256;
 /// owner's hash first: no two owners share an entry, whatever ids they chose.
 #[derive(Default)]
 pub(super) struct Shard {
-    tasks: HashMap<(Digest, TaskKey), Kept, DerivedKeys>,
+    tasks: HashMap<(Digest, PackedTaskKey), Kept, DerivedKeys>,
     messages: HashMap<(Digest, MessageKey), Recorded, DerivedKeys>,
     contexts: HashMap<(Digest, Digest), Members, DerivedKeys>,
     owners: HashMap<Digest, Owned, DerivedKeys>,
@@ -70,7 +70,7 @@ impl Kept {
 /// What a message produced or started. A record replaces only an expired one, so a later
 /// record always expires later: the expiry tells which save wrote it.
 struct Recorded {
-    task: TaskKey,
+    task: PackedTaskKey,
     expires: u64,
 }
 
@@ -84,8 +84,8 @@ struct Owned {
 
 /// The tasks of one context, oldest first; most contexts hold one, kept without allocating.
 enum Members {
-    One(TaskKey),
-    Many(Vec<TaskKey>),
+    One(PackedTaskKey),
+    Many(Vec<PackedTaskKey>),
 }
 
 /// One save, in the queue: what it wrote, to be taken away when it leaves.
@@ -98,7 +98,7 @@ struct Save {
 
 /// The task a save wrote.
 struct SavedTask {
-    key: TaskKey,
+    key: PackedTaskKey,
     /// The save's number (`u64::MAX`, which no save has, when it holds only a context's
     /// membership).
     save: u64,
@@ -109,12 +109,12 @@ struct SavedTask {
 
 impl Shard {
     /// The owner's task, unless it expired.
-    pub(super) fn task(&self, owner: Digest, key: TaskKey, now: u64) -> Option<Bytes> {
+    pub(super) fn task(&self, owner: Digest, key: PackedTaskKey, now: u64) -> Option<Bytes> {
         self.live_task(owner, key, now)
             .map(|kept| kept.json.clone())
     }
 
-    fn live_task(&self, owner: Digest, key: TaskKey, now: u64) -> Option<&Kept> {
+    fn live_task(&self, owner: Digest, key: PackedTaskKey, now: u64) -> Option<&Kept> {
         self.tasks
             .get(&(owner, key))
             .filter(|kept| kept.expires > now)
@@ -141,7 +141,7 @@ impl Shard {
         &mut self,
         owner: Digest,
         message: MessageKey,
-        task: TaskKey,
+        task: PackedTaskKey,
         clock: Clock,
     ) -> Option<MessageRecord> {
         let earlier = self.record_once(owner, &message, task, clock);
@@ -162,7 +162,7 @@ impl Shard {
         &mut self,
         owner: Digest,
         message: MessageKey,
-        record: TaskKey,
+        record: PackedTaskKey,
         task: &StoredTask,
         new_in_context: bool,
         clock: Clock,
@@ -189,7 +189,7 @@ impl Shard {
         &mut self,
         owner: Digest,
         message: &MessageKey,
-        task: TaskKey,
+        task: PackedTaskKey,
         clock: Clock,
     ) -> Option<MessageRecord> {
         let fresh = Recorded {
@@ -221,7 +221,7 @@ impl Shard {
         new_in_context: bool,
         clock: Clock,
     ) {
-        let key = TaskKey::of(&task.id);
+        let key = PackedTaskKey::of(&task.id);
         // The entry carries the context id's hash already; a hand-made entry may carry any
         // text there, and then the context id is hashed here.
         let context =
@@ -238,32 +238,15 @@ impl Shard {
         let previous = self.tasks.insert((owner, key.clone()), kept);
         let removed = previous.as_ref().map_or(0, Kept::bytes);
         self.bytes = self.bytes + added - removed;
-        if let Some(previous) = &previous
-            && previous.context != context
-        {
-            // The task moves to another context (the server never does that; a caller storing
-            // its own tasks may). The earlier context keeps the task as before, until a save of
-            // its own leaves: the memberships the task held there are not left behind.
-            self.saves.push_back(Save {
-                owner,
-                expires: clock.expires,
-                message: None,
-                task: Some(SavedTask {
-                    key: key.clone(),
-                    save: u64::MAX,
-                    appended: Some(previous.context),
-                }),
-            });
-        }
-        let appended = new_in_context.then(|| {
-            match self.contexts.entry((owner, context)) {
-                Entry::Occupied(mut members) => members.get_mut().push(key.clone()),
-                Entry::Vacant(slot) => {
-                    slot.insert(Members::One(key.clone()));
-                }
-            }
-            context
-        });
+        let previous_context = previous.as_ref().map(|previous| previous.context);
+        let appended = self.join_context(
+            owner,
+            &key,
+            context,
+            previous_context,
+            new_in_context,
+            clock.expires,
+        );
         let owned = self.owners.entry(owner).or_insert_with(|| Owned {
             tasks: 0,
             bytes: 0,
@@ -296,6 +279,45 @@ impl Shard {
             }),
         });
         self.keep_within_share(owner, clock.owner_share);
+    }
+
+    /// Adds a kept task to its context's members when it is new there, and queues the leaving
+    /// of the context it moved from, if any; the context it joined.
+    fn join_context(
+        &mut self,
+        owner: Digest,
+        key: &PackedTaskKey,
+        context: Digest,
+        previous_context: Option<Digest>,
+        new_in_context: bool,
+        expires: u64,
+    ) -> Option<Digest> {
+        if let Some(previous_context) = previous_context
+            && previous_context != context
+        {
+            // The task moves to another context (the server never does that; a caller storing
+            // its own tasks may). The earlier context keeps the task as before, until a save of
+            // its own leaves: the memberships the task held there are not left behind.
+            self.saves.push_back(Save {
+                owner,
+                expires,
+                message: None,
+                task: Some(SavedTask {
+                    key: key.clone(),
+                    save: u64::MAX,
+                    appended: Some(previous_context),
+                }),
+            });
+        }
+        new_in_context.then(|| {
+            match self.contexts.entry((owner, context)) {
+                Entry::Occupied(mut members) => members.get_mut().push(key.clone()),
+                Entry::Vacant(slot) => {
+                    slot.insert(Members::One(key.clone()));
+                }
+            }
+            context
+        })
     }
 
     /// Takes the owner's oldest saved tasks away, from the front of its index, while its tasks
@@ -423,7 +445,7 @@ impl Shard {
     }
 
     /// Removes the task from the context, and the context when nothing is left of it.
-    fn leave_context(&mut self, owner: Digest, context: Digest, key: &TaskKey) {
+    fn leave_context(&mut self, owner: Digest, context: Digest, key: &PackedTaskKey) {
         if let Entry::Occupied(mut members) = self.contexts.entry((owner, context))
             && members.get_mut().remove(key)
         {
@@ -468,7 +490,7 @@ impl Shard {
 
 impl Members {
     /// The tasks, oldest first.
-    fn keys(&self) -> &[TaskKey] {
+    fn keys(&self) -> &[PackedTaskKey] {
         match self {
             Members::One(key) => std::slice::from_ref(key),
             Members::Many(keys) => keys,
@@ -476,7 +498,7 @@ impl Members {
     }
 
     /// Adds the newest task; beyond [`CONTEXT_CAP`] the oldest is dropped.
-    fn push(&mut self, key: TaskKey) {
+    fn push(&mut self, key: PackedTaskKey) {
         match self {
             Members::One(first) => *self = Members::Many(vec![first.clone(), key]),
             Members::Many(keys) => {
@@ -489,7 +511,7 @@ impl Members {
     }
 
     /// Removes the task (every time it is there); whether nothing is left.
-    fn remove(&mut self, key: &TaskKey) -> bool {
+    fn remove(&mut self, key: &PackedTaskKey) -> bool {
         match self {
             Members::One(only) => only == key,
             Members::Many(keys) => {

@@ -34,7 +34,7 @@ pub struct TaskQuery {
     /// Tasks per page, 1..=[`MAX_PAGE_SIZE`].
     pub page_size: u32,
     /// Continue after this position (from the previous page's token).
-    pub after: Option<Cursor>,
+    pub after: Option<PageCursor>,
     /// Keep only the last N history messages of each task.
     pub history_length: Option<u64>,
 }
@@ -42,22 +42,22 @@ pub struct TaskQuery {
 /// A position in the listing order: the status timestamp and id of a task. Timestamps are
 /// RFC 3339 UTC with milliseconds, so their text order is their time order; the id breaks ties.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Cursor {
+pub struct PageCursor {
     timestamp: String,
     id: String,
 }
 
-impl Cursor {
+impl PageCursor {
     /// The opaque `nextPageToken` text.
     pub fn token(&self) -> String {
         hex::encode(format!("{}\n{}", self.timestamp, self.id))
     }
 
     /// Reads a `pageToken`; `None` when it is not one this server made.
-    pub fn from_token(token: &str) -> Option<Cursor> {
+    pub fn from_token(token: &str) -> Option<PageCursor> {
         let text = String::from_utf8(hex::decode(token).ok()?).ok()?;
         let (timestamp, id) = text.split_once('\n')?;
-        Some(Cursor {
+        Some(PageCursor {
             timestamp: timestamp.to_string(),
             id: id.to_string(),
         })
@@ -70,7 +70,7 @@ pub struct TaskPage {
     /// The tasks, newest status first, histories trimmed as asked.
     pub tasks: Vec<Task>,
     /// Where the next page starts; `None` on the last page.
-    pub next: Option<Cursor>,
+    pub next: Option<PageCursor>,
     /// How many tasks match the filters, over all pages.
     pub total: usize,
 }
@@ -79,9 +79,9 @@ pub struct TaskPage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
     /// The page's tasks' positions, newest status first.
-    pub page: Vec<Cursor>,
+    pub page: Vec<PageCursor>,
     /// Where the next page starts; `None` on the last page.
-    pub next: Option<Cursor>,
+    pub next: Option<PageCursor>,
     /// How many tasks match the filters, over all pages.
     pub total: usize,
 }
@@ -90,7 +90,7 @@ pub struct Selection {
 /// the page the query asks for.
 pub fn select(entries: Vec<IndexEntry>, query: &TaskQuery) -> Selection {
     let context_hash = query.context_id.as_deref().map(short_hash);
-    let mut matching: Vec<Cursor> = entries
+    let mut matching: Vec<PageCursor> = entries
         .into_iter()
         .filter(|entry| {
             context_hash
@@ -102,7 +102,7 @@ pub fn select(entries: Vec<IndexEntry>, query: &TaskQuery) -> Selection {
                         .is_ok_and(|changed| changed >= since)
                 })
         })
-        .map(|entry| Cursor {
+        .map(|entry| PageCursor {
             timestamp: entry.timestamp,
             id: entry.task_id,
         })
@@ -218,7 +218,7 @@ mod tests {
             // An older entry of a continued task gives way to its newest.
             entry("a", "c1", TaskState::Completed, "2026-12-01T08:00:00.000Z"),
         ];
-        let paged = |after: Option<Cursor>| {
+        let paged = |after: Option<PageCursor>| {
             select(
                 entries.clone(),
                 &TaskQuery {
@@ -233,7 +233,7 @@ mod tests {
             (first.ids(0, 9).join(","), first.total),
             ("c,b,a".into(), 4)
         );
-        let second = paged(Cursor::from_token(&first.next.unwrap().token()));
+        let second = paged(PageCursor::from_token(&first.next.unwrap().token()));
         assert_eq!(
             (second.ids(0, 9).join(","), second.next),
             ("d".into(), None)
@@ -286,12 +286,12 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_and_strangers_are_refused() {
-        let cursor = Cursor {
+        let cursor = PageCursor {
             timestamp: "2026-12-01T12:00:00.000Z".into(),
             id: "t:1".into(),
         };
-        assert_eq!(Cursor::from_token(&cursor.token()), Some(cursor));
-        assert_eq!(Cursor::from_token("not-a-token"), None);
-        assert_eq!(Cursor::from_token(&hex::encode("no separator")), None);
+        assert_eq!(PageCursor::from_token(&cursor.token()), Some(cursor));
+        assert_eq!(PageCursor::from_token("not-a-token"), None);
+        assert_eq!(PageCursor::from_token(&hex::encode("no separator")), None);
     }
 }

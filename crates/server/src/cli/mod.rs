@@ -1,6 +1,9 @@
 //! The `magisterium-a2a` command line: `serve`, `token`, `migrate`, and the corpus and data
 //! commands (long ones show their progress on stderr).
 
+pub mod data;
+pub mod progress;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -13,13 +16,13 @@ use crate::auth::{self, Plan};
 use crate::config::{ConfigSource, Settings, StoreBackend};
 use crate::conformance::render::{self, AllowList};
 use crate::conformance::report::Report;
-use crate::data::{self, BibleSource};
-use crate::huge_pages;
+use crate::edge::huge_pages;
 use crate::paths;
-use crate::progress::{self, Reporter};
 use crate::redis_conn;
 use crate::store::{self, StoreError};
 use crate::telemetry;
+use data::BibleSource;
+use progress::Reporter;
 
 /// Self-hosted A2A server for Catholic knowledge skills.
 #[derive(Debug, Parser)]

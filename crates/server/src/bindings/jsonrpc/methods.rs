@@ -3,8 +3,8 @@
 //! today), and how it is metered. Wire selection, metrics labels, the kit's in-service scenarios
 //! and the 1.0 refusals all read it; after [`find`] nothing is dispatched by name.
 //!
-//! Adding a method: one row here, its [`Call`] variant and conversion, and the service method
-//! that runs it. The methods a deployment may switch off (streaming and resubscription,
+//! Adding a method: one row here, its [`Call`] variant and conversion, its arm in
+//! [`crate::pipeline::call::serve`], and the service method that runs it. The methods a deployment may switch off (streaming and resubscription,
 //! push-notification configs) are [`Handler::Optional`]; the one refused today (the extended
 //! card) is [`Handler::Refuse`].
 
@@ -21,15 +21,15 @@ use a2a_types::{
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::auth::Principal;
+use crate::bindings::jsonrpc::params::{Params, parse_member, parse_params};
+use crate::bindings::jsonrpc::v1;
 use crate::error::{ApiError, Refusal};
-use crate::params::{Params, parse_member, parse_params};
+use crate::pipeline::call::{Call, Capabilities, Capability, Served};
 use crate::service::{
-    A2aService, CancelRequest, ConfigPage, DeletePushConfigRequest, FinishedTask,
-    GetPushConfigRequest, GetRequest, ListPushConfigsRequest, ListRequest, Reply, SendRequest,
-    SetPushConfigRequest, Simulation, Streamed, SubscribeRequest, validate_user_message,
+    CancelRequest, ConfigPage, DeletePushConfigRequest, FinishedTask, GetPushConfigRequest,
+    GetRequest, ListPushConfigsRequest, Reply, SendRequest, SetPushConfigRequest, Streamed,
+    SubscribeRequest, validate_user_message,
 };
-use crate::v1;
 use crate::wire::{Version, Wire};
 
 /// One row of the table.
@@ -62,35 +62,6 @@ pub enum Handler {
 /// How a method's params become its typed request, on a deployment offering the capabilities.
 pub type Parse = fn(Params<'_>, Capabilities) -> Result<Call, ApiError>;
 
-/// A capability a deployment may switch off (`A2A__AGENT__*`), as its card advertises it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability {
-    /// Streamed answers and resubscription (`capabilities.streaming`).
-    Streaming,
-    /// Push-notification configs and inline configs on sends
-    /// (`capabilities.pushNotifications`).
-    PushNotifications,
-}
-
-/// The capabilities a deployment offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Capabilities {
-    /// Streamed answers and resubscription.
-    pub streaming: bool,
-    /// Push-notification configs and the webhooks they name.
-    pub push_notifications: bool,
-}
-
-impl Capabilities {
-    /// Whether `capability` is offered.
-    pub fn offers(self, capability: Capability) -> bool {
-        match capability {
-            Capability::Streaming => self.streaming,
-            Capability::PushNotifications => self.push_notifications,
-        }
-    }
-}
-
 /// The bucket a method is charged to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metering {
@@ -100,46 +71,12 @@ pub enum Metering {
     Read,
 }
 
-/// A call whose method exists and whose params are valid, in the service's terms.
-#[derive(Debug)]
-pub enum Call {
-    /// A message to a skill.
-    Send(SendRequest),
-    /// One task.
-    Get(GetRequest),
-    /// A cancel.
-    Cancel(CancelRequest),
-    /// A page of tasks (1.0 only).
-    List(ListRequest),
-    /// A message to a skill, answered with its task's events.
-    Stream(SendRequest),
-    /// A task's events.
-    Subscribe(SubscribeRequest),
-    /// A push config set for a task.
-    SetPushConfig(SetPushConfigRequest),
-    /// One push config of a task.
-    GetPushConfig(GetPushConfigRequest),
-    /// A task's push configs.
-    ListPushConfigs(ListPushConfigsRequest),
-    /// A push config removed.
-    DeletePushConfig(DeletePushConfigRequest),
-}
-
 /// A call's answer: one JSON-RPC result, or a stream of them.
 pub enum Answer {
     /// One result.
     Reply(Reply),
     /// A task's events, each written as a result of the method's wire.
     Stream(Streamed),
-}
-
-impl Call {
-    /// Hands the conformance kit's override to a send; other calls have none.
-    pub fn simulate(&mut self, simulation: Option<Simulation>) {
-        if let Call::Send(request) | Call::Stream(request) = self {
-            request.simulation = simulation;
-        }
-    }
 }
 
 /// Every method of both wires.
@@ -366,75 +303,28 @@ impl Method {
     }
 }
 
-/// Runs a call over the service and spells its answer in the method's wire.
-pub async fn run(
-    service: &A2aService,
-    principal: &Principal,
-    version: Version,
-    call: Call,
-) -> Result<Answer, ApiError> {
-    match call {
-        Call::Stream(request) => service.stream(principal, request).await.map(Answer::Stream),
-        Call::Subscribe(request) => service
-            .subscribe(principal, request)
-            .await
-            .map(Answer::Stream),
-        call => reply(service, principal, version, call)
-            .await
-            .map(Answer::Reply),
-    }
-}
-
-async fn reply(
-    service: &A2aService,
-    principal: &Principal,
-    version: Version,
-    call: Call,
-) -> Result<Reply, ApiError> {
-    match call {
-        Call::Send(request) => {
-            let reply = service.send(principal, request).await?;
-            match version {
-                Version::V03 => Ok(reply),
-                Version::V1 => v1::send_reply(reply),
-            }
-        }
-        Call::Get(request) => {
-            let task = service.get(principal, request).await?;
-            task_reply(version, task)
-        }
-        Call::Cancel(request) => {
-            let task = service.cancel(principal, request).await?;
-            task_reply(version, task)
-        }
-        Call::List(request) => v1::list_reply(service.list(principal, request).await?),
-        Call::SetPushConfig(request) => {
-            let config = service.set_push_config(principal, request).await?;
-            push_config_reply(version, config)
-        }
-        Call::GetPushConfig(request) => {
-            let config = service.get_push_config(principal, request).await?;
-            push_config_reply(version, config)
-        }
-        Call::ListPushConfigs(request) => {
-            let (configs, next) = service.list_push_configs(principal, request).await?;
-            match version {
-                Version::V03 => json_reply(&configs),
-                Version::V1 => v1::push_configs_reply(configs, next),
-            }
-        }
-        Call::DeletePushConfig(request) => {
-            service.delete_push_config(principal, request).await?;
-            // 0.3 answers `null`; 1.0 answers `google.protobuf.Empty`, `{}` in JSON.
-            Ok(Reply::result(Bytes::from_static(match version {
-                Version::V03 => b"null",
-                Version::V1 => b"{}",
-            })))
-        }
-        Call::Stream(_) | Call::Subscribe(_) => Err(ApiError::Internal(
-            "a streamed call reached the single-answer path".into(),
-        )),
-    }
+/// Spells what the service served in the method's wire.
+pub(crate) fn render(version: Version, served: Served) -> Result<Answer, ApiError> {
+    let reply = match served {
+        Served::Stream(streamed) => return Ok(Answer::Stream(streamed)),
+        Served::Sent(reply) => match version {
+            Version::V03 => reply,
+            Version::V1 => v1::send_reply(reply)?,
+        },
+        Served::Task(task) => task_reply(version, task)?,
+        Served::Page(page) => v1::list_reply(page)?,
+        Served::PushConfig(config) => push_config_reply(version, config)?,
+        Served::PushConfigs(configs, next) => match version {
+            Version::V03 => json_reply(&configs)?,
+            Version::V1 => v1::push_configs_reply(configs, next)?,
+        },
+        // 0.3 answers `null`; 1.0 answers `google.protobuf.Empty`, `{}` in JSON.
+        Served::Deleted => Reply::result(Bytes::from_static(match version {
+            Version::V03 => b"null",
+            Version::V1 => b"{}",
+        })),
+    };
+    Ok(Answer::Reply(reply))
 }
 
 fn task_reply(version: Version, stored: bytes::Bytes) -> Result<Reply, ApiError> {
@@ -492,6 +382,8 @@ fn user_message_v03(params: Params<'_>, offered: Capabilities) -> Result<SendReq
         params,
         finished: FinishedTask::Continue,
         simulation: None,
+        language: None,
+        default_skill: None,
         blocking,
         push,
         wire: Version::V03,

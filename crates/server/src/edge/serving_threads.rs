@@ -67,11 +67,6 @@ impl ServingThreads {
         })
     }
 
-    /// How many threads serve.
-    pub fn count(&self) -> usize {
-        self.queues.len()
-    }
-
     /// Runs `job` on the next thread in turn: `job` is called there, and the future it returns
     /// is spawned on that thread's runtime.
     pub fn run<F>(&self, job: impl FnOnce() -> F + Send + 'static)

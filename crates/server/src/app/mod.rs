@@ -1,6 +1,9 @@
 //! Start-up: builds the store, limiter, authenticator and skills from settings, binds the
 //! listener, and serves until shutdown.
 
+pub(crate) mod documents;
+pub(crate) mod router;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -19,25 +22,28 @@ use skills::{Skill, SkillError, SkillRegistry, SkillSettings};
 use tokio::net::TcpListener;
 
 use crate::auth::{AuthSetupError, Authenticator};
-use crate::card::ServedCards;
+use crate::bindings::AppState;
+use crate::bindings::card::ServedCards;
+use crate::bindings::jsonrpc::envelope::BodyLimits;
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::conformance::Kit;
-use crate::dispatch::Capabilities;
-use crate::guard::Guard;
-use crate::http::{self, AppState};
+use crate::edge::guard::Guard;
+use crate::edge::serve::{self, ConnectionLimits, Threads};
+use crate::limits::user_slots::UserSlots;
 use crate::limits::{LocalLimiter, RateLimiter, RedisLimiter, Unmetered};
 use crate::metrics::Metrics;
 use crate::paths;
+use crate::pipeline::Pipeline;
+use crate::pipeline::call::Capabilities;
+use crate::pipeline::kit::KitHook;
 use crate::push::fault::FaultLog;
 use crate::push::{Push, PushError};
 use crate::redis_conn;
 use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
-use crate::serve::{self, ConnectionLimits, Threads};
 use crate::service::{A2aService, SizeCaps, Tasks};
 use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
-use crate::user_slots::UserSlots;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -297,52 +303,12 @@ impl Application {
     ) -> Result<Application, StartupError> {
         settings.validate()?;
         install_tls_provider();
-        let bind = settings.bind_addr()?;
-        let listener = TcpListener::bind(bind)
-            .await
-            .map_err(|source| StartupError::Io {
-                context: format!("binding {bind}"),
-                source,
-            })?;
-        let local = listener.local_addr().map_err(|source| StartupError::Io {
-            context: "reading the bound address".into(),
-            source,
-        })?;
+        let (listener, local) = bind(&settings).await?;
         let base_url = settings.public_base_url(local);
 
-        let secret = hs256_secret(&settings, true)?;
-        if let Some((_, source)) = &secret {
-            match source {
-                SecretSource::Generated(path) => tracing::info!(
-                    path = %path.display(),
-                    "generated a development HS256 secret; `magisterium-a2a token --sub USER --plan pro` signs tokens with it"
-                ),
-                SecretSource::DevFile(path) => {
-                    tracing::info!(path = %path.display(), "using the development HS256 secret")
-                }
-                SecretSource::Configured => {}
-            }
-        }
-        let authenticator = Authenticator::new(
-            &settings.auth,
-            secret.as_ref().map(|(s, _)| s.as_str()),
-            settings.is_production(),
-        )?;
-        if let Some(jwks) = authenticator.jwks() {
-            if let Err(e) = jwks.refresh().await {
-                tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
-            }
-            jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
-        }
+        let authenticator = authenticator(&settings).await?;
 
-        let kit = settings.conformance.enabled.then(|| {
-            tracing::warn!(
-                profile = %settings.profile,
-                max_memory_bytes = settings.conformance.max_memory_bytes,
-                "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
-            );
-            Arc::new(Kit::new(settings.conformance.clone()))
-        });
+        let kit = kit(&settings);
         let metrics = Arc::new(Metrics::new());
         let mut push = Push::open(&settings, &base_url).await?;
         push.count_in(Arc::clone(&metrics));
@@ -357,93 +323,38 @@ impl Application {
             .map(|push| push as Arc<dyn TransitionObserver>);
         let (store, runtime) = open_store(&settings, observer).await?;
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
-        let limiter: Arc<dyn RateLimiter> = match settings.limits.backend {
-            _ if !settings.limits_apply() => Arc::new(Unmetered),
-            LimitBackend::Local => local_limiter.clone(),
-            LimitBackend::Redis => {
-                let url = settings
-                    .limits
-                    .effective_redis_url(&settings.store)
-                    .unwrap_or_default();
-                let connection = redis_conn::connect(
-                    url,
-                    settings.store.redis_cluster,
-                    Duration::from_millis(settings.store.redis_timeout_ms),
-                )
-                .await
-                .map_err(StoreError::from)?;
-                let limiter = RedisLimiter::new(
-                    connection,
-                    &settings.limits,
-                    local_limiter.clone(),
-                    Arc::clone(&metrics),
-                );
-                if settings.limits.shares_the_store_redis(&settings.store) {
-                    Arc::new(limiter.sharing_the_store_redis())
-                } else {
-                    Arc::new(limiter)
-                }
-            }
+        let limiter = limiter(&settings, &local_limiter, &metrics).await?;
+        let tasks = Tasks {
+            store: Arc::clone(&store),
+            runtime: Arc::new(runtime),
+            push: offered_push,
         };
-        let service = A2aService::new(
-            skills,
-            Tasks {
-                store: Arc::clone(&store),
-                runtime: Arc::new(runtime),
-                push: offered_push,
-            },
-            limiter,
-            Arc::clone(&metrics),
-            Duration::from_secs(settings.server.request_timeout_secs),
-            settings.store.context_history_tasks,
-            SizeCaps {
-                max_task_bytes: settings.store.max_task_bytes,
-                max_list_page_bytes: settings.store.max_list_page_bytes,
-            },
-        );
-        let card = http::documents::agent_card(&settings, &base_url, &service);
-        let serialised = |card: &AgentCard| {
-            ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
-                context: "serialising the agent card".into(),
-                source: std::io::Error::other(e),
-            })
-        };
-        let cards = serialised(&card)?;
-        let mut skill_cards = BTreeMap::new();
-        for skill in service.skills().iter() {
-            let info = skill.info();
-            let own = http::documents::skill_agent_card(&card, info, &base_url);
-            skill_cards.insert(info.id, serialised(&own)?);
-        }
-        let resource =
-            http::documents::protected_resource_metadata(&settings, &base_url).to_string();
+        let service = service(&settings, skills, tasks, limiter, Arc::clone(&metrics));
+        let card = documents::agent_card(&settings, &base_url, &service);
+        let (cards, skill_cards) = served_cards(&card, &service, &base_url)?;
+        let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
-            service,
-            authenticator: Arc::new(authenticator),
+            pipeline: pipeline(&settings, service, authenticator, kit.clone()),
             store,
             metrics,
             cards,
             skill_cards,
             resource_metadata: Bytes::from(resource),
-            challenge: http::documents::challenge(&base_url),
-            max_body_bytes: settings.server.max_body_bytes,
-            body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
-            kit: kit.clone(),
-            user_slots: UserSlots::new(settings.in_flight_per_user()),
-            push: Arc::clone(&push),
-            capabilities: Capabilities {
-                streaming: settings.agent.streaming,
-                push_notifications: settings.agent.push_notifications,
+            challenge: documents::challenge(&base_url),
+            body_limits: BodyLimits {
+                max_bytes: settings.server.max_body_bytes,
+                read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             },
+            push: Arc::clone(&push),
         });
         let guard = Arc::new(Guard::new(
             settings.server.max_in_flight,
             settings.server.failed_auth_per_minute_per_ip,
             settings.trusted_proxies()?,
         ));
-        let router = http::router(
+        let router = router::router(
             state,
-            http::OuterLayers {
+            router::OuterLayers {
                 guard: Arc::clone(&guard),
                 body_read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
                 loopback_only: settings.auth.mode == AuthMode::None,
@@ -453,13 +364,7 @@ impl Application {
             listener,
             router,
             guard,
-            connection_limits: ConnectionLimits {
-                max_connections: settings.server.max_connections,
-                header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
-                write_timeout: Duration::from_secs(settings.server.write_timeout_secs),
-                max_header_bytes: settings.server.max_header_bytes,
-                shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
-            },
+            connection_limits: connection_limits(&settings),
             threads: match settings.serving_threads() {
                 Some(count) => Threads::PerCore(count),
                 None => Threads::Shared,
@@ -504,7 +409,7 @@ impl Application {
             }
         });
         let push_worker = self.push.spawn_worker();
-        tracing::info!(endpoint = %http::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
+        tracing::info!(endpoint = %router::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
         let served = serve::serve(
             self.listener,
             self.router,
@@ -517,6 +422,176 @@ impl Application {
         push_worker.shutdown().await;
         served
     }
+}
+
+/// The limits every connection is served within.
+fn connection_limits(settings: &Settings) -> ConnectionLimits {
+    ConnectionLimits {
+        max_connections: settings.server.max_connections,
+        header_read_timeout: Duration::from_secs(settings.server.header_read_timeout_secs),
+        write_timeout: Duration::from_secs(settings.server.write_timeout_secs),
+        max_header_bytes: settings.server.max_header_bytes,
+        shutdown_grace: Duration::from_secs(settings.server.shutdown_grace_secs),
+    }
+}
+
+/// The methods over the skills, the tasks' places and the limiter.
+fn service(
+    settings: &Settings,
+    skills: SkillRegistry,
+    tasks: Tasks,
+    limiter: Arc<dyn RateLimiter>,
+    metrics: Arc<Metrics>,
+) -> A2aService {
+    A2aService::new(
+        skills,
+        tasks,
+        limiter,
+        metrics,
+        Duration::from_secs(settings.server.request_timeout_secs),
+        settings.store.context_history_tasks,
+        SizeCaps {
+            max_task_bytes: settings.store.max_task_bytes,
+            max_list_page_bytes: settings.store.max_list_page_bytes,
+        },
+    )
+}
+
+/// The steps of a call and the service they lead to.
+fn pipeline(
+    settings: &Settings,
+    service: A2aService,
+    authenticator: Authenticator,
+    kit: Option<Arc<Kit>>,
+) -> Pipeline {
+    Pipeline {
+        service,
+        authenticator: Arc::new(authenticator),
+        user_slots: UserSlots::new(settings.in_flight_per_user()),
+        capabilities: Capabilities {
+            streaming: settings.agent.streaming,
+            push_notifications: settings.agent.push_notifications,
+        },
+        kit: KitHook::new(kit),
+    }
+}
+
+/// The listener on the configured address, and the address it is bound to.
+async fn bind(settings: &Settings) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let bind = settings.bind_addr()?;
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| StartupError::Io {
+            context: format!("binding {bind}"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| StartupError::Io {
+        context: "reading the bound address".into(),
+        source,
+    })?;
+    Ok((listener, local))
+}
+
+/// Token verification: the HS256 secret (generated or read in development) or the JWKS,
+/// fetched once at start and refreshed on.
+async fn authenticator(settings: &Settings) -> Result<Authenticator, StartupError> {
+    let secret = hs256_secret(settings, true)?;
+    if let Some((_, source)) = &secret {
+        match source {
+            SecretSource::Generated(path) => tracing::info!(
+                path = %path.display(),
+                "generated a development HS256 secret; `magisterium-a2a token --sub USER --plan pro` signs tokens with it"
+            ),
+            SecretSource::DevFile(path) => {
+                tracing::info!(path = %path.display(), "using the development HS256 secret")
+            }
+            SecretSource::Configured => {}
+        }
+    }
+    let authenticator = Authenticator::new(
+        &settings.auth,
+        secret.as_ref().map(|(s, _)| s.as_str()),
+        settings.is_production(),
+    )?;
+    if let Some(jwks) = authenticator.jwks() {
+        if let Err(e) = jwks.refresh().await {
+            tracing::warn!(error = %e, "could not fetch the JWKS at start; will retry when a token arrives");
+        }
+        jwks.refresh_periodically(Duration::from_secs(settings.auth.jwks_refresh_secs));
+    }
+
+    Ok(authenticator)
+}
+
+/// The conformance kit, when the settings turn it on.
+fn kit(settings: &Settings) -> Option<Arc<Kit>> {
+    settings.conformance.enabled.then(|| {
+        tracing::warn!(
+            profile = %settings.profile,
+            max_memory_bytes = settings.conformance.max_memory_bytes,
+            "the client conformance kit is on: A2A-Simulate answers simulated failures and calls are recorded per token owner at /conformance/report"
+        );
+        Arc::new(Kit::new(settings.conformance.clone()))
+    })
+}
+
+/// The rate limiter: none when limits do not apply, the local one, or Redis's (with the
+/// local one as its fallback).
+async fn limiter(
+    settings: &Settings,
+    local_limiter: &Arc<LocalLimiter>,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<dyn RateLimiter>, StartupError> {
+    Ok(match settings.limits.backend {
+        _ if !settings.limits_apply() => Arc::new(Unmetered),
+        LimitBackend::Local => local_limiter.clone(),
+        LimitBackend::Redis => {
+            let url = settings
+                .limits
+                .effective_redis_url(&settings.store)
+                .unwrap_or_default();
+            let connection = redis_conn::connect(
+                url,
+                settings.store.redis_cluster,
+                Duration::from_millis(settings.store.redis_timeout_ms),
+            )
+            .await
+            .map_err(StoreError::from)?;
+            let limiter = RedisLimiter::new(
+                connection,
+                &settings.limits,
+                local_limiter.clone(),
+                Arc::clone(metrics),
+            );
+            if settings.limits.shares_the_store_redis(&settings.store) {
+                Arc::new(limiter.sharing_the_store_redis())
+            } else {
+                Arc::new(limiter)
+            }
+        }
+    })
+}
+
+/// The agent card in both forms, and each skill's own agent's card, serialised once.
+fn served_cards(
+    card: &AgentCard,
+    service: &A2aService,
+    base_url: &str,
+) -> Result<(ServedCards, BTreeMap<&'static str, ServedCards>), StartupError> {
+    let serialised = |card: &AgentCard| {
+        ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
+            context: "serialising the agent card".into(),
+            source: std::io::Error::other(e),
+        })
+    };
+    let cards = serialised(card)?;
+    let mut skill_cards = BTreeMap::new();
+    for skill in service.skills().iter() {
+        let info = skill.info();
+        let own = documents::skill_agent_card(card, info, base_url);
+        skill_cards.insert(info.id, serialised(&own)?);
+    }
+    Ok((cards, skill_cards))
 }
 
 /// Installs the process-wide TLS provider for outbound HTTPS (JWKS, LLM backends) and for

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
@@ -28,16 +28,20 @@ use ipnet::IpNet;
 use moka::sync::Cache;
 use tokio::sync::Semaphore;
 
-use crate::conformance::Simulated;
-use crate::error::{ApiError, Failure};
+use super::RenderRefusal;
+use crate::error::ApiError;
 use crate::limits::Decision;
 use crate::paths;
-use crate::wire::{Wire, version_header};
 
 type IpLimiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
 
 const FORWARDED_FOR: &str = "x-forwarded-for";
+
+/// Put in a 401 response's extensions when the refusal was staged (the conformance kit's
+/// `unauthorized`): the guard does not count it against the client's failed-token budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotCounted;
 
 /// Set on a request whose client address has spent its failed-authentication budget: the
 /// handler answers 429 instead of 401 if the token does not verify.
@@ -161,7 +165,7 @@ fn budget_key(ip: IpAddr) -> IpAddr {
 /// sheds load, tells the handler when the client address has spent its failed-authentication
 /// budget, and charges a 401 to that budget.
 pub async fn protect(
-    State(guard): State<Arc<Guard>>,
+    State((guard, render)): State<(Arc<Guard>, RenderRefusal)>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -180,7 +184,7 @@ pub async fn protect(
         });
     }
     let Ok(permit) = Arc::clone(&guard.in_flight).try_acquire_owned() else {
-        return refusal(
+        return render(
             ApiError::Overloaded {
                 retry_after_secs: 1,
             },
@@ -190,18 +194,12 @@ pub async fn protect(
     let response = next.run(request).await;
     drop(permit);
     if response.status() == StatusCode::UNAUTHORIZED
-        && response.extensions().get::<Simulated>().is_none()
+        && response.extensions().get::<NotCounted>().is_none()
         && let Some(client) = client
     {
         guard.failed_auth(client);
     }
     response
-}
-
-/// Answers before the body is read, in the wire the `A2A-Version` header names.
-pub(crate) fn refusal(error: ApiError, headers: &HeaderMap) -> Response {
-    let wire = Wire::from_header(version_header(headers));
-    Failure::new(error, wire, None, "-").into_response()
 }
 
 #[cfg(test)]

@@ -1,11 +1,8 @@
-//! The HTTP face: the routes and the layers around them, composed in this one place
-//! ([`router`]). The JSON-RPC endpoint's order of checks is in [`rpc`]; the documents the server
-//! publishes (card, resource metadata, challenge) in [`documents`].
+//! The HTTP face: the routes of every binding and document and the layers around them, composed
+//! in this one place ([`router`]). The JSON-RPC binding's handlers are in
+//! `bindings::jsonrpc::handler`; the documents the server publishes (card, resource metadata,
+//! challenge) are built in `app::documents`.
 
-pub mod documents;
-mod rpc;
-
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,60 +25,24 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::auth::Authenticator;
-use crate::body_deadline::DeadlineBody;
-use crate::card::ServedCards;
-use crate::conformance::{self, Kit};
-use crate::dispatch;
-use crate::dispatch::Capabilities;
+use crate::bindings::jsonrpc::handler;
+use crate::bindings::jsonrpc::methods;
+use crate::bindings::{AppState, no_skill_agent, skill_in_path};
+use crate::conformance;
+use crate::edge::RenderRefusal;
+use crate::edge::body_deadline::DeadlineBody;
+use crate::edge::guard::{self, Guard};
+use crate::edge::loopback;
 use crate::error::{ApiError, Failure};
-use crate::guard::{self, Guard};
-use crate::loopback;
-use crate::metrics::Metrics;
 use crate::paths::{self, RPC_PATH};
-use crate::push::{self, Push};
+use crate::push;
 use crate::respond::json_bytes;
-use crate::service::A2aService;
-use crate::store::TaskStore;
 use crate::telemetry::UserText;
-use crate::user_slots::UserSlots;
 use crate::wire::version_header;
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const EXPOSED_HEADERS: &str =
     "Retry-After, WWW-Authenticate, RateLimit, RateLimit-Policy, X-Request-Id";
-
-/// Everything the handlers share.
-pub struct AppState {
-    /// The methods.
-    pub service: A2aService,
-    /// Token verification (shared with the conformance kit's routes).
-    pub authenticator: Arc<Authenticator>,
-    /// The store, for readiness.
-    pub store: Arc<dyn TaskStore>,
-    /// Metrics registry.
-    pub metrics: Arc<Metrics>,
-    /// The agent card in both forms, serialised once.
-    pub cards: ServedCards,
-    /// The card of each skill's own agent (`/agents/{skill_id}`), by skill id.
-    pub skill_cards: BTreeMap<&'static str, ServedCards>,
-    /// The protected-resource metadata, serialised once.
-    pub resource_metadata: Bytes,
-    /// `WWW-Authenticate` without an error, for requests without a token.
-    pub challenge: String,
-    /// Largest accepted body.
-    pub max_body_bytes: usize,
-    /// How long a whole body may take to arrive (named in the refusal).
-    pub body_read_timeout: Duration,
-    /// The client conformance kit, when enabled.
-    pub kit: Option<Arc<Kit>>,
-    /// Each user's calls running at once, capped (`server.max_in_flight_per_user`).
-    pub user_slots: UserSlots,
-    /// Push notifications: configs, queue, and the key whose JWK set is served.
-    pub push: Arc<Push>,
-    /// The optional methods this deployment serves.
-    pub capabilities: Capabilities,
-}
 
 /// The layers that [`router`] puts around the routes besides its own: the server's protection
 /// (load shedding, the per-address budget of failed tokens) and the body read deadline.
@@ -91,7 +52,7 @@ pub struct OuterLayers {
     /// How long a whole request body may take to arrive, from the end of its head.
     pub body_read_timeout: Duration,
     /// Refuse requests not addressed to a loopback host from a loopback origin (auth-off
-    /// mode, see [`crate::loopback`]).
+    /// mode, see [`crate::edge::loopback`]).
     pub loopback_only: bool,
 }
 
@@ -101,19 +62,19 @@ pub struct OuterLayers {
 /// boxes every layer into every route, and each request then clones that nest of boxes:
 /// 34 clones and 43 allocations a call, measured with bench/profile). Every response, the
 /// guard's refusals and unknown paths included, allows any origin and exposes the headers a
-/// browser client needs to read. The body deadline is outermost, so every reader of a body is
-/// bound by it.
+/// browser client needs to read. The loopback check (auth-off mode only) is outermost; the body
+/// deadline comes next, so every reader of a body is bound by it.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
     // and its trailing-slash form serves the same (clients that treat the URL as a base).
     let rpc = get(serve_card)
-        .post(rpc::rpc_handler)
+        .post(handler::rpc_handler)
         .options(preflight)
         .fallback(method_not_allowed);
-    let kit = state.kit.clone();
-    let authenticator = Arc::clone(&state.authenticator);
+    let kit = state.pipeline.kit.kit().cloned();
+    let authenticator = Arc::clone(&state.pipeline.authenticator);
     let skill_rpc = get(serve_skill_card)
-        .post(rpc::skill_rpc_handler)
+        .post(handler::skill_rpc_handler)
         .options(preflight)
         .fallback(method_not_allowed);
     let skill_agent = format!("{}/{{skill}}", paths::SKILL_AGENTS);
@@ -144,11 +105,13 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         None => routes,
     };
     let body_read_timeout = outer.body_read_timeout;
+    // The edge's refusals, written by the one binding served today.
+    let render: RenderRefusal = handler::edge_refusal;
     let stack = ServiceBuilder::new()
         .option_layer(
             outer
                 .loopback_only
-                .then(|| middleware::from_fn(loopback::only_loopback)),
+                .then(|| middleware::from_fn_with_state(render, loopback::only_loopback)),
         )
         .layer(MapRequestLayer::new(move |request: Request| {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
@@ -173,7 +136,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
         ))
-        .layer(middleware::from_fn_with_state(outer.guard, guard::protect))
+        .layer(middleware::from_fn_with_state((outer.guard, render), guard::protect))
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::layer::simulate)))
         .service(routes);
     Router::new().fallback_service(stack)
@@ -205,7 +168,7 @@ async fn method_not_allowed(
         ),
         status: StatusCode::METHOD_NOT_ALLOWED,
     };
-    let wire = dispatch::select(version_header(&headers), None);
+    let wire = methods::select(version_header(&headers), None);
     let mut response = Failure::new(error, wire, None, "-")
         .with_challenge(&state.challenge)
         .into_response();
@@ -222,21 +185,13 @@ async fn serve_card(
     request_id: Option<Extension<RequestId>>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(kit) = &state.kit
-        && let Some(owner) =
-            conformance::token_digest(&headers).and_then(|token| kit.recorder().owner_of(&token))
-    {
-        let request_id = request_id
-            .and_then(|Extension(id)| id.header_value().to_str().ok().map(str::to_owned))
-            .unwrap_or_else(|| "-".into());
-        let run = conformance::run_name(&headers);
-        kit.recorder().card(
-            &owner,
-            &run,
-            uri.path(),
-            &conformance::truncated(&request_id, conformance::KEPT_CHARS),
-        );
-    }
+    let request_id = request_id
+        .as_ref()
+        .and_then(|Extension(id)| id.header_value().to_str().ok());
+    state
+        .pipeline
+        .kit
+        .card_fetched(&headers, uri.path(), request_id);
     state.cards.respond(&headers)
 }
 
@@ -251,29 +206,6 @@ async fn serve_skill_card(
         Some(cards) => cards.respond(&headers),
         None => no_skill_agent(&state, &skill),
     }
-}
-
-/// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
-/// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
-pub(super) fn skill_in_path(skill: Result<Path<String>, PathRejection>) -> String {
-    skill.map_or_else(|_| "(not UTF-8)".to_string(), |Path(skill)| skill)
-}
-
-/// The answer for a skill's agent path naming no skill of this server.
-pub(super) fn no_skill_agent(state: &AppState, skill: &str) -> Response {
-    let known: Vec<&str> = state.skill_cards.keys().copied().collect();
-    let body = serde_json::json!({
-        "error": format!(
-            "no skill `{}` here; the skills' agents are {}",
-            skill.chars().take(64).collect::<String>(),
-            known
-                .iter()
-                .map(|id| paths::skill_agent(id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    });
-    json_bytes(StatusCode::NOT_FOUND, Bytes::from(body.to_string()), None)
 }
 
 async fn resource_metadata(State(state): State<Arc<AppState>>) -> Response {

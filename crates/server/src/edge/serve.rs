@@ -9,12 +9,12 @@
 //! a POST it has already sent; and a connection whose request is not read yet gets that request
 //! answered (hyper's graceful shutdown alone would drop it unanswered).
 //!
-//! Every connection ends with a lingering close ([`crate::linger`]): an answer sent with the
+//! Every connection ends with a lingering close ([`crate::edge::linger`]): an answer sent with the
 //! body unread (413 from `Content-Length`) reaches a client that is still writing that body.
 //!
 //! Connections are served on the runtime that accepts them ([`Threads::Shared`], tokio's
 //! work-stealing runtime) or each on one of the per-core serving threads
-//! ([`Threads::PerCore`], [`crate::serving_threads`]); the accept loop, the connection cap
+//! ([`Threads::PerCore`], [`crate::edge::serving_threads`]); the accept loop, the connection cap
 //! and the drain at shutdown are the same in both.
 
 use std::future::Future;
@@ -39,8 +39,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use crate::linger::LingeringClose;
-use crate::serving_threads::ServingThreads;
+use crate::edge::linger::LingeringClose;
+use crate::edge::serving_threads::ServingThreads;
 
 /// Connections taken from the listen backlog at shutdown at most (the kernel bounds the backlog
 /// too; this bounds the drain under a flood of new connections).
@@ -430,42 +430,9 @@ pub async fn serve(
         });
     };
     tokio::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        spawn_connection(stream, peer, permit);
-    }
+    accept_until(&listener, &slots, shutdown, &spawn_connection).await;
     let _ = stop.send(true);
-    let mut waiting = 0;
-    for (stream, peer) in drain_backlog(listener) {
-        // Each drained connection holds a slot of its own, so the wait below covers it.
-        if max_connections + waiting >= Semaphore::MAX_PERMITS {
-            break;
-        }
-        slots.add_permits(1);
-        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
-            continue;
-        };
-        waiting += 1;
-        spawn_connection(stream, peer, permit);
-    }
+    let waiting = serve_backlog(listener, &slots, max_connections, &spawn_connection);
     if waiting > 0 {
         tracing::info!(
             connections = waiting,
@@ -483,6 +450,60 @@ pub async fn serve(
         threads.stop().await;
     }
     Ok(())
+}
+
+/// Accepts connections, each once a connection slot is free, until `shutdown` resolves.
+async fn accept_until(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+    mut shutdown: Pin<&mut impl Future<Output = ()>>,
+    spawn_connection: &impl Fn(TcpStream, SocketAddr, OwnedSemaphorePermit),
+) {
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = shutdown.as_mut() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = shutdown.as_mut() => break,
+        };
+        spawn_connection(stream, peer, permit);
+    }
+}
+
+/// Serves the connections waiting in the listen backlog at shutdown, each with a slot of its
+/// own (so the wait for the slots covers it); how many.
+fn serve_backlog(
+    listener: TcpListener,
+    slots: &Arc<Semaphore>,
+    max_connections: usize,
+    spawn_connection: &impl Fn(TcpStream, SocketAddr, OwnedSemaphorePermit),
+) -> usize {
+    let mut waiting = 0;
+    for (stream, peer) in drain_backlog(listener) {
+        if max_connections + waiting >= Semaphore::MAX_PERMITS {
+            break;
+        }
+        slots.add_permits(1);
+        let Ok(permit) = Arc::clone(slots).try_acquire_owned() else {
+            continue;
+        };
+        waiting += 1;
+        spawn_connection(stream, peer, permit);
+    }
+    waiting
 }
 
 /// Takes every connection waiting in the listen backlog, then closes the listener. The accepts

@@ -8,17 +8,21 @@
 
 use std::net::IpAddr;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::RenderRefusal;
 use crate::error::ApiError;
-use crate::guard;
 
 /// The middleware: refuses a request not addressed to a loopback host from a loopback origin.
-pub async fn only_loopback(request: Request, next: Next) -> Response {
+pub async fn only_loopback(
+    State(render): State<RenderRefusal>,
+    request: Request,
+    next: Next,
+) -> Response {
     match foreign_addressing(request.headers(), request.uri()) {
         None => next.run(request).await,
         Some(why) => {
@@ -28,7 +32,7 @@ pub async fn only_loopback(request: Request, next: Next) -> Response {
                 ),
                 status: StatusCode::FORBIDDEN,
             };
-            guard::refusal(error, request.headers())
+            render(error, request.headers())
         }
     }
 }

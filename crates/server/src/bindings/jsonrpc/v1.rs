@@ -16,9 +16,9 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::bindings::jsonrpc::params::parse_member;
 use crate::error::ApiError;
-use crate::listing::{Cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskPage, TaskQuery};
-use crate::params::parse_member;
+use crate::service::listing::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageCursor, TaskPage, TaskQuery};
 use crate::service::{
     CancelRequest, ConfigPage, FinishedTask, GetRequest, ListPushConfigsRequest, ListRequest,
     Reply, SendRequest, SetPushConfigRequest, validate_user_message,
@@ -59,6 +59,8 @@ pub fn send_request(request: SendMessageRequest, push: bool) -> Result<SendReque
         params,
         finished: FinishedTask::Refuse,
         simulation: None,
+        language: None,
+        default_skill: None,
         blocking: !return_immediately,
         push,
         wire: Version::V1,
@@ -188,7 +190,7 @@ fn task_query(request: ListTasksRequest) -> Result<TaskQuery, ApiError> {
     }
     let after = match request.page_token.as_deref() {
         None | Some("") => None,
-        Some(token) => match Cursor::from_token(token) {
+        Some(token) => match PageCursor::from_token(token) {
             Some(cursor) => Some(cursor),
             None => {
                 return invalid(

@@ -1,0 +1,70 @@
+//! The bindings: how a request on one A2A binding becomes a call of the pipeline, and how the
+//! pipeline's outcome is written back in that binding's terms. JSON-RPC today; HTTP+JSON and
+//! gRPC plug in beside it.
+
+pub(crate) mod card;
+pub mod jsonrpc;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::extract::rejection::PathRejection;
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use crate::bindings::card::ServedCards;
+use crate::bindings::jsonrpc::envelope::BodyLimits;
+use crate::metrics::Metrics;
+use crate::paths;
+use crate::pipeline::Pipeline;
+use crate::push::Push;
+use crate::respond::json_bytes;
+use crate::store::TaskStore;
+
+/// Everything the handlers share: the pipeline every binding runs, and what the bindings
+/// and the documents need besides.
+pub(crate) struct AppState {
+    /// The steps of a call and the service they lead to.
+    pub(crate) pipeline: Pipeline,
+    /// The store, for readiness.
+    pub(crate) store: Arc<dyn TaskStore>,
+    /// Metrics registry.
+    pub(crate) metrics: Arc<Metrics>,
+    /// The agent card in both forms, serialised once.
+    pub(crate) cards: ServedCards,
+    /// The card of each skill's own agent (`/agents/{skill_id}`), by skill id.
+    pub(crate) skill_cards: BTreeMap<&'static str, ServedCards>,
+    /// The protected-resource metadata, serialised once.
+    pub(crate) resource_metadata: Bytes,
+    /// `WWW-Authenticate` without an error, for requests without a token.
+    pub(crate) challenge: String,
+    /// The limits a JSON-RPC body is read within.
+    pub(crate) body_limits: BodyLimits,
+    /// Push notifications: configs, queue, and the key whose JWK set is served.
+    pub(crate) push: Arc<Push>,
+}
+
+/// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
+/// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
+pub(crate) fn skill_in_path(skill: Result<Path<String>, PathRejection>) -> String {
+    skill.map_or_else(|_| "(not UTF-8)".to_string(), |Path(skill)| skill)
+}
+
+/// The answer for a skill's agent path naming no skill of this server.
+pub(crate) fn no_skill_agent(state: &AppState, skill: &str) -> Response {
+    let known: Vec<&str> = state.skill_cards.keys().copied().collect();
+    let body = serde_json::json!({
+        "error": format!(
+            "no skill `{}` here; the skills' agents are {}",
+            skill.chars().take(64).collect::<String>(),
+            known
+                .iter()
+                .map(|id| paths::skill_agent(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    json_bytes(StatusCode::NOT_FOUND, Bytes::from(body.to_string()), None)
+}
