@@ -251,12 +251,16 @@ pub async fn open_store(
             StoreBackend::Redis => {
                 let url = settings.store.redis_url.as_deref().unwrap_or_default();
                 let timeout = Duration::from_millis(settings.store.redis_timeout_ms);
-                let store =
-                    RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout).await?;
+                let compressed_writes = settings.store.redis_compressed_writes;
+                let store = RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout)
+                    .await?
+                    .with_compressed_writes(compressed_writes);
                 let connection = redis_conn::connect(url, settings.store.redis_cluster, timeout)
                     .await
                     .map_err(StoreError::from)?;
-                let backend = RedisBackend::connect(connection, url, ttl).await?;
+                let backend = RedisBackend::connect(connection, url, ttl)
+                    .await?
+                    .with_compressed_writes(compressed_writes);
                 (Arc::new(store), Arc::new(backend))
             }
         };

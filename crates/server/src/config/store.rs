@@ -25,6 +25,12 @@ pub struct StoreSettings {
     pub redis_url: Option<String>,
     /// Treat `redis_url` as a Redis Cluster even with one seed node (`A2A__STORE__REDIS_CLUSTER`).
     pub redis_cluster: bool,
+    /// Write finished tasks to Redis compressed (zstd with the shipped dictionary; both forms
+    /// are always read) (`A2A__STORE__REDIS_COMPRESSED_WRITES`). Off by default in this
+    /// release, so that replicas of an earlier one, which read only plain JSON, can run beside
+    /// it during an upgrade; turn it on once every replica runs this release. The memory store
+    /// always compresses.
+    pub redis_compressed_writes: bool,
     /// How long a task is kept, in seconds (`A2A__STORE__TASK_TTL_SECS`).
     pub task_ttl_secs: u64,
     /// Most tasks the memory store keeps (`A2A__STORE__MEMORY_MAX_TASKS`); beyond it the oldest
@@ -59,6 +65,7 @@ impl Default for StoreSettings {
             backend: StoreBackend::Memory,
             redis_url: None,
             redis_cluster: false,
+            redis_compressed_writes: false,
             task_ttl_secs: 24 * 60 * 60,
             memory_max_tasks: 1_000_000,
             context_history_tasks: 10,

@@ -225,7 +225,7 @@ impl RuntimeBackend for MemoryBackend {
             record.ending = true;
         }
         self.store
-            .save_finished(owner, &finish.stored, finish.new_in_context);
+            .save_finished(owner, &finish.stored, finish.new_in_context)?;
         self.working_records().remove(&key);
         Ok(true)
     }

@@ -18,7 +18,7 @@ use super::backend::{
     Appended, Begin, Ending, Finish, LogCaps, LogCursor, RuntimeBackend, Signal, Starting, TaskKey,
 };
 use crate::redis_conn::RedisConnection;
-use crate::store::{CONTEXT_CAP, OWNER_INDEX_CAP, Owner, RedisStore, StoreError};
+use crate::store::{CONTEXT_CAP, OWNER_INDEX_CAP, Owner, RedisStore, StoreError, stored_form};
 
 /// The channel every replica listens to.
 const SIGNAL_CHANNEL: &str = "a2a:v1:signals";
@@ -38,6 +38,7 @@ pub struct RedisBackend {
     stream_script: Script,
     signals: broadcast::Sender<Signal>,
     listener: AbortHandle,
+    compressed_writes: bool,
 }
 
 impl Drop for RedisBackend {
@@ -81,7 +82,14 @@ impl RedisBackend {
             )),
             signals,
             listener,
+            compressed_writes: false,
         })
+    }
+
+    /// Writes finished tasks compressed when `on`, as [`RedisStore::with_compressed_writes`].
+    pub fn with_compressed_writes(mut self, on: bool) -> Self {
+        self.compressed_writes = on;
+        self
     }
 
     fn working_key(owner: &Owner, task_id: &str) -> String {
@@ -281,6 +289,7 @@ impl RuntimeBackend for RedisBackend {
             Ending::Expired => ("expired", ""),
         };
         let stored = &finish.stored;
+        let task_form = stored_form(&stored.json, self.compressed_writes)?;
         let mut connection = self.connection.clone();
         let reply: Vec<i64> = self
             .finish_script
@@ -294,7 +303,7 @@ impl RuntimeBackend for RedisBackend {
             .key(RedisStore::owner_index(owner))
             .key(Self::running_key(owner))
             .arg("")
-            .arg(stored.json.as_ref())
+            .arg(task_form.as_ref())
             .arg(self.task_ttl_secs)
             .arg(&stored.id)
             .arg(if finish.new_in_context { "1" } else { "0" })

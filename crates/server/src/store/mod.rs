@@ -6,6 +6,7 @@
 //! turns), and owner → tasks (so `ListTasks` finds a user's tasks without scanning others').
 
 mod memory;
+mod packing;
 mod redis;
 
 use async_trait::async_trait;
@@ -17,6 +18,7 @@ use a2a_types::{Task, TaskState};
 use crate::gcra::{BucketCharge, GcraReply};
 
 pub use memory::MemoryStore;
+pub(crate) use redis::stored_form;
 pub use redis::{RedisStore, apply_migrations};
 
 /// A hashed, fixed-length owner id of the pair (issuer, `sub`): a `sub` is unique only within

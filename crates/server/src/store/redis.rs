@@ -13,7 +13,7 @@ use a2a_types::Task;
 
 use super::{
     CONTEXT_CAP, ChargedSaveOutcome, ChargedSaves, IndexEntry, MessageRecord, OWNER_INDEX_CAP,
-    Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, short_hash,
+    Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task, packing, short_hash,
 };
 use crate::gcra::{BucketCharge, GcraReply};
 use crate::redis_conn::{self, RedisConnection};
@@ -57,6 +57,7 @@ pub struct RedisStore {
     connection: RedisConnection,
     ttl_secs: u64,
     save_script: Script,
+    compressed_writes: bool,
 }
 
 impl RedisStore {
@@ -74,7 +75,15 @@ impl RedisStore {
             connection,
             ttl_secs: ttl.as_secs().max(1),
             save_script: Script::new(SAVE_TASK_SCRIPT),
+            compressed_writes: false,
         })
+    }
+
+    /// Writes tasks compressed (zstd with the shipped dictionary, behind a format byte) when
+    /// `on`; plain JSON otherwise. Both forms are read.
+    pub fn with_compressed_writes(mut self, on: bool) -> Self {
+        self.compressed_writes = on;
+        self
     }
 
     /// The key of one of the owner's values (`task`, `msg`, `ctx`, …): every key of a user
@@ -96,21 +105,22 @@ impl RedisStore {
         message_key: &str,
         record: &MessageRecord,
         new_in_context: bool,
-    ) -> ScriptInvocation<'_> {
+    ) -> Result<ScriptInvocation<'_>, StoreError> {
+        let stored = stored_form(&task.json, self.compressed_writes)?;
         let mut invocation = self.save_script.key(Self::key(owner, "msg", message_key));
         invocation
             .key(Self::key(owner, "task", &task.id))
             .key(Self::key(owner, "ctx", &short_hash(&task.context_id)))
             .key(Self::owner_index(owner))
             .arg(&record.task_id)
-            .arg(task.json.as_ref())
+            .arg(stored.as_ref())
             .arg(self.ttl_secs)
             .arg(&task.id)
             .arg(if new_in_context { "1" } else { "0" })
             .arg(CONTEXT_CAP)
             .arg(OWNER_INDEX_CAP)
             .arg(task.entry.encode());
-        invocation
+        Ok(invocation)
     }
 
     async fn tasks_by_id(
@@ -164,7 +174,7 @@ impl TaskStore for RedisStore {
             .arg(Self::key(owner, "task", task_id))
             .query_async(&mut self.connection.clone())
             .await?;
-        Ok(raw.map(Bytes::from))
+        raw.map(|raw| packing::unpack(Bytes::from(raw))).transpose()
     }
 
     async fn message(
@@ -188,7 +198,7 @@ impl TaskStore for RedisStore {
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
         let reply: Vec<Value> = self
-            .save_invocation(owner, task, message_key, record, new_in_context)
+            .save_invocation(owner, task, message_key, record, new_in_context)?
             .invoke_async(&mut self.connection.clone())
             .await?;
         match reply.as_slice() {
@@ -232,7 +242,9 @@ impl TaskStore for RedisStore {
 
     async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError> {
         let raws = Self::tasks_by_id(&mut self.connection.clone(), owner, ids).await?;
-        Ok(raws.into_iter().map(|raw| raw.map(Bytes::from)).collect())
+        raws.into_iter()
+            .map(|raw| raw.map(|raw| packing::unpack(Bytes::from(raw))).transpose())
+            .collect()
     }
 
     async fn context(
@@ -252,7 +264,10 @@ impl TaskStore for RedisStore {
             .query_async(&mut connection)
             .await?;
         let raws = Self::tasks_by_id(&mut connection, owner, &ids).await?;
-        raws.iter().flatten().map(|raw| decode_task(raw)).collect()
+        raws.into_iter()
+            .flatten()
+            .map(|raw| decode_task(&packing::unpack(Bytes::from(raw))?))
+            .collect()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
@@ -279,7 +294,7 @@ impl ChargedSaves for RedisStore {
         let record = MessageRecord {
             task_id: task.id.clone(),
         };
-        let mut invocation = self.save_invocation(owner, task, message_key, &record, true);
+        let mut invocation = self.save_invocation(owner, task, message_key, &record, true)?;
         invocation
             .key(&charge.key)
             .arg(charge.interval_ps)
@@ -307,6 +322,15 @@ impl ChargedSaves for RedisStore {
             }
             _ => Err(unexpected()),
         }
+    }
+}
+
+/// A task's JSON as it is written to Redis: compressed when `compressed`, else as it is.
+pub(crate) fn stored_form(json: &Bytes, compressed: bool) -> Result<Bytes, StoreError> {
+    if compressed {
+        packing::pack(json)
+    } else {
+        Ok(json.clone())
     }
 }
 

@@ -15,10 +15,18 @@ use tokio::task::JoinHandle;
 use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
 use crate::streaming::events;
 
-/// Text that makes the echo skill's task about three times its length stored (the message,
-/// the answer and its data part each carry it).
+/// Text that makes the echo skill's task about three times its length as JSON (the message,
+/// the answer and its data part each carry it). Random, so that stored tasks, which are kept
+/// compressed, still take about two thirds of that (base64 of random bytes: 6 bits a character).
 fn text_of(bytes: usize) -> String {
-    "x".repeat(bytes)
+    use base64::Engine;
+    let random: Vec<u8> = std::iter::repeat_with(|| *uuid::Uuid::new_v4().as_bytes())
+        .flatten()
+        .take(bytes * 3 / 4 + 3)
+        .collect();
+    let mut text = base64::engine::general_purpose::STANDARD_NO_PAD.encode(random);
+    text.truncate(bytes);
+    text
 }
 
 /// Settings every test here starts from: no rate limit (the attacks send many calls), the
@@ -416,10 +424,11 @@ async fn the_memory_store_is_capped_in_bytes_with_a_share_per_user() {
         stored_task(&app, &quiet, 40_000).await,
         stored_task(&app, &quiet, 40_000).await,
     ];
-    // One user sends far more than its share (~120 kB a task): its own oldest tasks leave.
+    // One user sends far more than its share (~120 kB of JSON a task, ~30 kB stored: the text
+    // is there three times, and compression keeps it about once): its own oldest tasks leave.
     let loud = app.token("loud", Plan::Pro);
     let mut loud_tasks = Vec::new();
-    for _ in 0..12 {
+    for _ in 0..30 {
         loud_tasks.push(stored_task(&app, &loud, 40_000).await);
     }
     assert_eq!(

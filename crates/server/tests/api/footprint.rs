@@ -1,5 +1,5 @@
-//! What the memory task store keeps per task beyond the task's own JSON, and how many
-//! allocations one save makes, counted by an instrumented allocator (counts, not timings). The
+//! What the memory task store keeps per task, its compressed form included (the JSON text a
+//! save is given is not kept), and how many allocations one save makes, counted by an instrumented allocator (counts, not timings). The
 //! allocator is the whole test binary's; the counts are this test's alone because nextest (the
 //! README's test command) runs every test in a process of its own.
 //!
@@ -64,7 +64,7 @@ fn task() -> Task {
 
 /// What saving [`TASKS`] tasks kept and cost, the owner of each chosen by `owner_of`.
 struct Footprint {
-    /// Bytes kept per task beyond its JSON (as requested from the allocator).
+    /// Bytes kept per task, its compressed form included (as requested from the allocator).
     bytes_per_task: isize,
     /// Allocations kept per task.
     kept_allocations: f64,
@@ -111,8 +111,8 @@ fn measure(load: &str, owner_of: impl Fn(usize) -> Owner) -> Footprint {
         allocations_per_save: change.allocations as f64 / tasks,
     };
     println!(
-        "{load}: {TASKS} tasks of {} JSON bytes on average: {} bytes kept per task beyond its \
-         JSON in {:.2} allocations; {:.2} allocations and {:.2} reallocations per save",
+        "{load}: {TASKS} tasks of {} JSON bytes on average: {} bytes kept per task in all \
+         in {:.2} allocations; {:.2} allocations and {:.2} reallocations per save",
         json_bytes / TASKS,
         footprint.bytes_per_task,
         footprint.kept_allocations,
@@ -125,12 +125,13 @@ fn measure(load: &str, owner_of: impl Fn(usize) -> Owner) -> Footprint {
 /// Both loads in one test: the allocator counts every thread of the process, so no other test
 /// may run beside the measurement, whichever runner runs this binary.
 #[test]
-fn a_stored_task_costs_little_beyond_its_json() {
+fn a_stored_task_costs_less_than_its_json() {
     let owner = Owner::of("", "footprint");
     let one_user = measure("one user", |_| owner.clone());
-    // Before the shards, the moka caches kept 1,276 bytes in 29 allocations per task, and a
-    // save made 57 allocations.
-    assert!(one_user.bytes_per_task < 700, "{}", one_user.bytes_per_task);
+    // Before the shards, the moka caches kept 1,276 bytes in 29 allocations per task beyond its
+    // JSON, and a save made 57 allocations; before compression the shards kept 594 bytes beyond
+    // the JSON, 1,834 in all.
+    assert!(one_user.bytes_per_task < 900, "{}", one_user.bytes_per_task);
     assert!(
         one_user.kept_allocations < 1.5,
         "{}",
@@ -143,8 +144,9 @@ fn a_stored_task_costs_little_beyond_its_json() {
     );
 
     let many = measure("a user per task", |n| Owner::of("", &format!("user-{n}")));
-    // Before the shards: 2,105 bytes in 44 allocations per task, 73 allocations per save.
-    assert!(many.bytes_per_task < 900, "{}", many.bytes_per_task);
+    // Before the shards: 2,105 bytes in 44 allocations per task beyond its JSON, 73
+    // allocations per save; before compression 847 beyond the JSON, about 2,090 in all.
+    assert!(many.bytes_per_task < 1100, "{}", many.bytes_per_task);
     assert!(many.kept_allocations < 2.5, "{}", many.kept_allocations);
     assert!(
         many.allocations_per_save < 4.0,

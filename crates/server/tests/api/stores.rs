@@ -293,3 +293,116 @@ async fn readiness_follows_redis() {
         "a store fault is an internal error, never a fake success"
     );
 }
+
+#[tokio::test]
+async fn redis_store_behaviour_with_compressed_writes() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    behaviour(
+        &spawn_app(move |s| {
+            with_redis(url)(s);
+            s.store.redis_compressed_writes = true;
+        })
+        .await,
+    )
+    .await;
+}
+
+/// The raw value of a task's key in Redis.
+async fn raw_task(redis: &RedisServer, owner_sub: &str, task_id: &str) -> Vec<u8> {
+    let owner = magisterium_a2a::store::Owner::of("", owner_sub);
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    redis::cmd("GET")
+        .arg(format!("a2a:v1:{{o:{}}}:task:{task_id}", owner.as_str()))
+        .query_async(&mut con)
+        .await
+        .unwrap()
+}
+
+/// A task sent without waiting (stored by the task runtime's finish, not by the save), once
+/// completed.
+async fn finished_in_background(app: &TestApp, token: &str, text: &str) -> Value {
+    let mut body = send_body("test_echo", text, &uuid());
+    body["params"]["configuration"] = json!({"blocking": false});
+    let id = app.rpc(Some(token), &body).await.result()["id"].clone();
+    for _ in 0..100 {
+        let read = app
+            .rpc(Some(token), &call("tasks/get", json!({"id": id})))
+            .await;
+        if read.result()["status"]["state"] == "completed" {
+            return read.result().clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the task {id} did not complete");
+}
+
+#[tokio::test]
+async fn replicas_writing_plain_and_compressed_tasks_read_each_others() {
+    let redis = RedisServer::start();
+    let (plain_url, compressed_url) = (redis.url(), redis.url());
+    // A replica of the release before (it writes plain JSON) beside one that writes compressed.
+    let plain = spawn_app(with_redis(plain_url)).await;
+    let compressed = spawn_app(move |s| {
+        with_redis(compressed_url)(s);
+        s.store.redis_compressed_writes = true;
+    })
+    .await;
+    let text = "Which saints are remembered today? ".repeat(20);
+    let mut written = Vec::new();
+    for (app, form) in [(&plain, b'{'), (&compressed, 0x01)] {
+        let token = app.token("upgrade", Plan::Pro);
+        let saved = app.send(&token, "test_echo", &text).await.result().clone();
+        let finished = finished_in_background(app, &token, &text).await;
+        for task in [saved, finished] {
+            let id = task["id"].as_str().unwrap().to_string();
+            let raw = raw_task(&redis, "upgrade", &id).await;
+            assert_eq!(raw[0], form, "the form each replica writes");
+            let json_len = serde_json::to_vec(&task).unwrap().len();
+            if form == 0x01 {
+                assert!(raw.len() * 3 < json_len, "{} of {json_len}", raw.len());
+            }
+            written.push(task);
+        }
+    }
+    for app in [&plain, &compressed] {
+        let token = app.token("upgrade", Plan::Pro);
+        for task in &written {
+            let read = app
+                .rpc(Some(&token), &call("tasks/get", json!({"id": task["id"]})))
+                .await;
+            assert_eq!(read.result(), task, "either replica reads either form");
+        }
+        let listed = app
+            .rpc(
+                Some(&token),
+                &call(
+                    "ListTasks",
+                    json!({"pageSize": 10, "includeArtifacts": true}),
+                ),
+            )
+            .await;
+        let listed: Vec<&Value> = listed.result()["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|task| &task["id"])
+            .collect();
+        for task in &written {
+            assert!(listed.contains(&&task["id"]), "{listed:?}");
+        }
+        // A follow-up in the context of a task the other replica wrote sees its earlier turn.
+        for task in &written {
+            let mut follow_up = send_body("test_echo", "and tomorrow?", &uuid());
+            follow_up["params"]["message"]["contextId"] = task["contextId"].clone();
+            let reply = app.rpc(Some(&token), &follow_up).await;
+            assert_eq!(reply.result()["contextId"], task["contextId"]);
+            let seen = &reply.result()["artifacts"][0]["parts"][1]["data"]["history"];
+            assert!(
+                seen.as_array().unwrap().contains(&json!(text)),
+                "the earlier turn is read back: {seen}"
+            );
+        }
+    }
+}

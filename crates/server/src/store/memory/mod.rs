@@ -37,9 +37,10 @@ use bytes::Bytes;
 use a2a_types::Task;
 
 use self::keys::{Digest, MessageKey, PackedTaskKey, owner_digest, short_digest};
-use self::shard::{Clock, Shard};
+use self::shard::{Clock, Shard, TaskToKeep};
 use super::{
     IndexEntry, MessageRecord, Owner, SaveOutcome, StoreError, StoredTask, TaskStore, decode_task,
+    packing,
 };
 
 /// How many shards the owners are spread over: enough that two requests rarely wait for the
@@ -173,10 +174,20 @@ impl MemoryStore {
     /// Stores a terminal task whose message was recorded when it started (a task that ran
     /// after its call returned): the task, its context and the owner's index, as
     /// [`TaskStore::save`] does after the message check.
-    pub fn save_finished(&self, owner: &Owner, task: &StoredTask, new_in_context: bool) {
+    pub fn save_finished(
+        &self,
+        owner: &Owner,
+        task: &StoredTask,
+        new_in_context: bool,
+    ) -> Result<(), StoreError> {
+        let packed = TaskToKeep {
+            task,
+            packed: packing::pack(&task.json)?,
+        };
         self.write(owner, |shard, owner, clock| {
-            shard.save_finished(owner, task, new_in_context, clock);
+            shard.save_finished(owner, packed, new_in_context, clock);
         });
+        Ok(())
     }
 
     /// Nanoseconds since the store started: fine enough that saves in a row, even in different
@@ -297,7 +308,9 @@ fn adjust(total: &AtomicUsize, before: usize, after: usize) {
 impl TaskStore for MemoryStore {
     async fn get(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
         let key = PackedTaskKey::of(task_id);
-        Ok(self.read(owner, |shard, owner, now| shard.task(owner, key, now)))
+        self.read(owner, |shard, owner, now| shard.task(owner, key, now))
+            .map(packing::unpack)
+            .transpose()
     }
 
     async fn message(
@@ -318,8 +331,12 @@ impl TaskStore for MemoryStore {
     ) -> Result<SaveOutcome, StoreError> {
         let message = MessageKey::of(message_key);
         let record = PackedTaskKey::of(&record.task_id);
+        let packed = TaskToKeep {
+            task,
+            packed: packing::pack(&task.json)?,
+        };
         let earlier = self.write(owner, |shard, owner, clock| {
-            shard.save(owner, message, record, task, new_in_context, clock)
+            shard.save(owner, message, record, packed, new_in_context, clock)
         });
         Ok(match earlier {
             Some(existing) => SaveOutcome::Duplicate(existing),
@@ -334,11 +351,15 @@ impl TaskStore for MemoryStore {
 
     async fn tasks(&self, owner: &Owner, ids: &[String]) -> Result<Vec<Option<Bytes>>, StoreError> {
         let keys: Vec<PackedTaskKey> = ids.iter().map(|id| PackedTaskKey::of(id)).collect();
-        Ok(self.read(owner, |shard, owner, now| {
+        let stored: Vec<Option<Bytes>> = self.read(owner, |shard, owner, now| {
             keys.into_iter()
                 .map(|key| shard.task(owner, key, now))
                 .collect()
-        }))
+        });
+        stored
+            .into_iter()
+            .map(|stored| stored.map(packing::unpack).transpose())
+            .collect()
     }
 
     async fn context(
@@ -351,7 +372,10 @@ impl TaskStore for MemoryStore {
         let stored = self.read(owner, |shard, owner, now| {
             shard.context(owner, context, limit, now)
         });
-        stored.iter().map(|json| decode_task(json)).collect()
+        stored
+            .into_iter()
+            .map(|stored| decode_task(&packing::unpack(stored)?))
+            .collect()
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

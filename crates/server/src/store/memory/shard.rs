@@ -51,9 +51,19 @@ pub(super) struct Clock {
     pub owner_share: usize,
 }
 
+/// A task to keep, with its stored form ([`crate::store::packing`]), made before the shard's
+/// lock is taken.
+pub(super) struct TaskToKeep<'a> {
+    /// The task, for its ids and index entry.
+    pub task: &'a StoredTask,
+    /// Its stored form.
+    pub packed: Bytes,
+}
+
 /// A stored task.
 struct Kept {
-    json: Bytes,
+    /// Its stored form ([`crate::store::packing`]).
+    packed: Bytes,
     expires: u64,
     /// The save that wrote it: an earlier save of the same task leaving finds another number.
     save: u64,
@@ -63,7 +73,7 @@ struct Kept {
 impl Kept {
     /// What the task costs, in bytes.
     fn bytes(&self) -> usize {
-        self.json.len() + TASK_OVERHEAD_BYTES
+        self.packed.len() + TASK_OVERHEAD_BYTES
     }
 }
 
@@ -111,7 +121,7 @@ impl Shard {
     /// The owner's task, unless it expired.
     pub(super) fn task(&self, owner: Digest, key: PackedTaskKey, now: u64) -> Option<Bytes> {
         self.live_task(owner, key, now)
-            .map(|kept| kept.json.clone())
+            .map(|kept| kept.packed.clone())
     }
 
     fn live_task(&self, owner: Digest, key: PackedTaskKey, now: u64) -> Option<&Kept> {
@@ -163,7 +173,7 @@ impl Shard {
         owner: Digest,
         message: MessageKey,
         record: PackedTaskKey,
-        task: &StoredTask,
+        task: TaskToKeep<'_>,
         new_in_context: bool,
         clock: Clock,
     ) -> Option<MessageRecord> {
@@ -178,7 +188,7 @@ impl Shard {
     pub(super) fn save_finished(
         &mut self,
         owner: Digest,
-        task: &StoredTask,
+        task: TaskToKeep<'_>,
         new_in_context: bool,
         clock: Clock,
     ) {
@@ -211,12 +221,12 @@ impl Shard {
         }
     }
 
-    /// Stores the task (its TTL starting again), adds it to its context when `new_in_context`,
-    /// moves it to the newest end of the owner's index, and queues the save.
+    /// Stores the task in its stored form (its TTL starting again), adds it to its context when
+    /// `new_in_context`, moves it to the newest end of the owner's index, and queues the save.
     fn keep(
         &mut self,
         owner: Digest,
-        task: &StoredTask,
+        TaskToKeep { task, packed }: TaskToKeep<'_>,
         message: Option<MessageKey>,
         new_in_context: bool,
         clock: Clock,
@@ -229,7 +239,7 @@ impl Shard {
         let save = self.next_save;
         self.next_save += 1;
         let kept = Kept {
-            json: task.json.clone(),
+            packed,
             expires: clock.expires,
             save,
             context,
