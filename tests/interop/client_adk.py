@@ -9,8 +9,6 @@ no metadata), and through the whole agent with a request interceptor that puts t
 Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the session holds>`.
 """
 
-import asyncio
-import sys
 import warnings
 
 import common
@@ -89,9 +87,4 @@ async def main():
     await case("a calendar question without a skill", agent, CALENDAR["ask"], CALENDAR["holds"], "/api/v1/a2a", None)
 
 
-try:
-    asyncio.run(main())
-except Exception:  # noqa: BLE001
-    print(f"FAIL client: {failure_detail()}")
-    sys.exit(1)
-sys.exit(1 if common.failures else 0)
+common.run(main)

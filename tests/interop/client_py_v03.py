@@ -5,10 +5,8 @@ securitySchemes. Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED
 Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller got>`.
 """
 
-import asyncio
 import os
 import secrets
-import sys
 import uuid
 
 import common
@@ -328,9 +326,4 @@ async def main():
     )
 
 
-try:
-    asyncio.run(main())
-except Exception:  # noqa: BLE001
-    print(f"FAIL client: {failure_detail()}")
-    sys.exit(1)
-sys.exit(1 if common.failures else 0)
+common.run(main)

@@ -7,9 +7,6 @@ The answer is read from the `AgentResult`, as a Strands application reads it.
 Env: A2A_BASE, A2A_TOKEN_PRO. Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: ...`.
 """
 
-import asyncio
-import sys
-
 import common
 from common import BASE, failure_detail, report
 from frameworks import CALENDAR, SKILLS, calls, check_calls, check_text, http, skill_agent
@@ -43,9 +40,4 @@ async def main():
     await case("a calendar question without a skill", BASE, CALENDAR["ask"], CALENDAR["holds"], "/api/v1/a2a")
 
 
-try:
-    asyncio.run(main())
-except Exception:  # noqa: BLE001
-    print(f"FAIL client: {failure_detail()}")
-    sys.exit(1)
-sys.exit(1 if common.failures else 0)
+common.run(main)

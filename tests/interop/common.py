@@ -36,6 +36,17 @@ def failure_detail():
     return f"{summary}\n{traceback.format_exc()}"
 
 
+def run(main):
+    """Runs a client's `main` coroutine and exits: 1 when it raised (with what it raised) or any
+    check failed, 0 otherwise."""
+    try:
+        asyncio.run(main())
+    except Exception:  # noqa: BLE001
+        print(f"FAIL client: {failure_detail()}")
+        sys.exit(1)
+    sys.exit(1 if failures else 0)
+
+
 def report(name, ok, why=""):
     global failures
     if ok:
