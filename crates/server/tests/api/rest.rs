@@ -735,3 +735,49 @@ async fn streams_and_subscriptions_send_1_0_stream_responses() {
     .await;
     assert_status(&missing, 404, "NOT_FOUND", "TASK_NOT_FOUND");
 }
+
+#[tokio::test]
+async fn the_kits_scenarios_apply_to_rest_calls() {
+    let app = spawn_app(|s| s.conformance.enabled = true).await;
+    let token = app.token("rest-kit", Plan::Pro);
+    let simulated = |scenario: &'static str, method: Method, path: &'static str| {
+        let mut request = app
+            .client
+            .request(method, format!("{}{BASE}{path}", app.base))
+            .bearer_auth(&token)
+            .header("A2A-Simulate", scenario);
+        if path.ends_with(":send") {
+            request = request
+                .header("content-type", "application/json")
+                .body(message("test_echo", "x").to_string());
+        }
+        reply(request)
+    };
+    let unauthorized = simulated("unauthorized", Method::GET, "/tasks").await;
+    assert_status(&unauthorized, 401, "UNAUTHENTICATED", "UNAUTHORIZED");
+    let limited = simulated("rate_limited;retry_after=7", Method::POST, "/message:send").await;
+    assert_status(&limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED");
+    assert_eq!(limited.header("retry-after"), Some("7"));
+    let missing = simulated("task_not_found", Method::GET, "/tasks/t-1").await;
+    let metadata = assert_status(&missing, 404, "NOT_FOUND", "TASK_NOT_FOUND");
+    assert_eq!(metadata["taskId"], "t-1");
+    let failed = simulated("skill_failed", Method::POST, "/message:send").await;
+    assert_eq!(failed.status, 200, "{}", failed.body);
+    assert_eq!(failed.body["task"]["status"]["state"], "TASK_STATE_FAILED");
+    let report = reply(
+        app.client
+            .get(format!("{}/conformance/report", app.base))
+            .bearer_auth(&token),
+    )
+    .await;
+    let text = report.body.to_string();
+    assert!(text.contains("/api/v1/a2a/rest/message:send"), "{text}");
+    let metrics = app.get("/metrics").await.body;
+    let text = metrics.as_str().unwrap();
+    assert!(
+        text.contains(
+            r#"a2a_rpc_requests_total{method="GetTask",outcome="simulated",binding="http+json"} 1"#
+        ),
+        "{text}"
+    );
+}
