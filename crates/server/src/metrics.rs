@@ -16,11 +16,13 @@ use prometheus_client::registry::Registry;
 struct RequestLabels {
     method: &'static str,
     outcome: &'static str,
+    binding: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MethodLabels {
     method: &'static str,
+    binding: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -76,12 +78,12 @@ impl Metrics {
         let push_undelivered = Family::<UndeliveredLabels, Counter>::default();
         registry.register(
             "rpc_requests",
-            "JSON-RPC calls by method and outcome",
+            "A2A calls by method, outcome and binding (jsonrpc, http+json)",
             requests.clone(),
         );
         registry.register(
             "rpc_request_duration_seconds",
-            "JSON-RPC call latency",
+            "A2A call latency by method and binding",
             latency.clone(),
         );
         registry.register(
@@ -115,13 +117,25 @@ impl Metrics {
         }
     }
 
-    /// Counts one call and its latency; `method` is the method table's label.
-    pub fn request(&self, method: &'static str, outcome: &'static str, elapsed: Duration) {
+    /// Counts one call and its latency; `method` is the method table's label, `binding` the
+    /// binding's (`jsonrpc`, `http+json`), so a REST call and its JSON-RPC twin share a method
+    /// label and are told apart by their binding.
+    pub fn request(
+        &self,
+        binding: &'static str,
+        method: &'static str,
+        outcome: &'static str,
+        elapsed: Duration,
+    ) {
         self.requests
-            .get_or_create(&RequestLabels { method, outcome })
+            .get_or_create(&RequestLabels {
+                method,
+                outcome,
+                binding,
+            })
             .inc();
         self.latency
-            .get_or_create(&MethodLabels { method })
+            .get_or_create(&MethodLabels { method, binding })
             .observe(elapsed.as_secs_f64());
     }
 
@@ -172,12 +186,19 @@ mod tests {
     #[test]
     fn renders_counts_with_bounded_labels() {
         let m = Metrics::new();
-        m.request("tasks/get", "ok", Duration::from_millis(2));
-        m.request("other", "METHOD_NOT_FOUND", Duration::from_millis(1));
+        m.request("jsonrpc", "tasks/get", "ok", Duration::from_millis(2));
+        m.request(
+            "jsonrpc",
+            "other",
+            "METHOD_NOT_FOUND",
+            Duration::from_millis(1),
+        );
         m.rate_limited("pro", "default");
         let text = m.render();
         assert!(
-            text.contains(r#"a2a_rpc_requests_total{method="tasks/get",outcome="ok"} 1"#),
+            text.contains(
+                r#"a2a_rpc_requests_total{method="tasks/get",outcome="ok",binding="jsonrpc"} 1"#
+            ),
             "{text}"
         );
         assert!(text.contains(r#"method="other""#));

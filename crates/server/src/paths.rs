@@ -5,6 +5,9 @@
 pub const RPC_PATH: &str = "/api/v1/a2a";
 /// The endpoint with a trailing slash, for clients that treat the card's URL as a base.
 pub const RPC_PATH_SLASH: &str = "/api/v1/a2a/";
+/// The HTTP+JSON (REST) binding of A2A 1.0: its operations at the specification's resource
+/// URLs below this base (`{base}/message:send`, `{base}/tasks/{id}`, …).
+pub const REST_PATH: &str = "/api/v1/a2a/rest";
 /// The agent card where A2A 0.3 and later look for it.
 pub const AGENT_CARD: &str = "/.well-known/agent-card.json";
 /// The agent card at its earlier well-known name, still read by older clients.
@@ -29,6 +32,18 @@ pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";
 /// endpoint (with or without a trailing slash), `/agents/{skill_id}/` its base URL (its card at
 /// `{base}.well-known/agent-card.json`).
 pub const SKILL_AGENTS: &str = "/agents";
+
+/// Whether `path` is the HTTP+JSON binding's: its base or below it.
+pub fn is_rest(path: &str) -> bool {
+    path.strip_prefix(REST_PATH)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Whether a request is a call of either binding (a `POST` to a JSON-RPC endpoint, any request
+/// to the HTTP+JSON binding), which the guard and the conformance kit's layer watch.
+pub fn is_call(method: &axum::http::Method, path: &str) -> bool {
+    (method == axum::http::Method::POST && is_rpc_endpoint(path)) || is_rest(path)
+}
 
 /// The endpoint path of the agent of one skill: its card's `url`.
 pub fn skill_agent(skill_id: &str) -> String {

@@ -78,9 +78,17 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
                 protocol_binding: "JSONRPC".into(),
                 protocol_version: settings.agent.protocol_version.clone(),
             },
+            AgentInterface {
+                url: format!("{base_url}{}", paths::REST_PATH),
+                protocol_binding: REST_BINDING.into(),
+                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+            },
         ],
     }
 }
+
+/// The `protocolBinding` of the HTTP+JSON interface, as A2A 1.0 names it.
+pub const REST_BINDING: &str = "HTTP+JSON";
 
 /// The URI of the main card's extension that lists each skill's own agent.
 pub const SKILL_AGENTS_EXTENSION: &str =
@@ -111,13 +119,15 @@ fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
 
 /// The card of one skill's own agent: the whole agent's card with that skill alone (as the
 /// service describes it, without the pointer to itself), its name and description, and its
-/// own endpoint.
+/// own endpoint (JSON-RPC only: the HTTP+JSON binding is the whole agent's).
 pub fn skill_agent_card(whole: &AgentCard, skill: &skills::SkillInfo, base_url: &str) -> AgentCard {
     let url = format!("{base_url}{}", paths::skill_agent(skill.id));
     let mut card = whole.clone();
     card.name = format!("{} — {}", whole.name, skill.name);
     card.description = skill.description.to_string();
     card.url = url.clone();
+    card.supported_interfaces
+        .retain(|interface| interface.protocol_binding != REST_BINDING);
     for interface in &mut card.supported_interfaces {
         interface.url = url.clone();
     }

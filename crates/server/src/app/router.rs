@@ -15,7 +15,7 @@ use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
 use tower_http::request_id::{
@@ -27,6 +27,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::bindings::jsonrpc::handler;
 use crate::bindings::jsonrpc::methods;
+use crate::bindings::rest::handler::{self as rest, rest_handler};
 use crate::bindings::{AppState, no_skill_agent, skill_in_path};
 use crate::conformance;
 use crate::edge::RenderRefusal;
@@ -92,6 +93,11 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             &format!("{skill_agent}{}", paths::AGENT_CARD_LEGACY),
             get(serve_skill_card),
         )
+        .route(paths::REST_PATH, any(rest_handler))
+        .route(
+            &format!("{}/{{*operation}}", paths::REST_PATH),
+            any(rest_handler),
+        )
         .route(paths::AGENT_CARD_LEGACY, get(serve_card))
         .route(paths::AGENT_CARD, get(serve_card))
         .route(paths::RESOURCE_METADATA, get(resource_metadata))
@@ -105,8 +111,8 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         None => routes,
     };
     let body_read_timeout = outer.body_read_timeout;
-    // The edge's refusals, written by the one binding served today.
-    let render: RenderRefusal = handler::edge_refusal;
+    // The edge's refusals, written by the binding of the request's path.
+    let render: RenderRefusal = edge_refusal;
     let stack = ServiceBuilder::new()
         .option_layer(
             outer
@@ -140,6 +146,15 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::layer::simulate)))
         .service(routes);
     Router::new().fallback_service(stack)
+}
+
+/// The edge's refusal in the terms of the binding whose path the request is for.
+fn edge_refusal(error: ApiError, path: &str, headers: &HeaderMap) -> Response {
+    if paths::is_rest(path) {
+        rest::edge_refusal(error, headers)
+    } else {
+        handler::edge_refusal(error, path, headers)
+    }
 }
 
 async fn preflight() -> Response {

@@ -1,9 +1,10 @@
 //! The bindings: how a request on one A2A binding becomes a call of the pipeline, and how the
-//! pipeline's outcome is written back in that binding's terms. JSON-RPC today; HTTP+JSON and
-//! gRPC plug in beside it.
+//! pipeline's outcome is written back in that binding's terms: JSON-RPC ([`jsonrpc`]) and
+//! HTTP+JSON ([`rest`]); gRPC plugs in beside them.
 
 pub(crate) mod card;
 pub mod jsonrpc;
+pub(crate) mod rest;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

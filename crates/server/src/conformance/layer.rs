@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
@@ -29,7 +29,7 @@ pub struct HeaderScenario(pub Option<Result<Scenario, String>>);
 /// The middleware.
 pub async fn simulate(State(kit): State<Arc<Kit>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if request.method() != Method::POST || !paths::is_rpc_endpoint(path) {
+    if !paths::is_call(request.method(), path) {
         return next.run(request).await;
     }
     let selected = kit.scenario(request.headers(), None);

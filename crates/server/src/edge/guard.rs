@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
@@ -160,8 +160,9 @@ fn budget_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The middleware: applies to `POST` on the JSON-RPC endpoints (the whole agent's and each
-/// skill's agent's, with or without a trailing slash, which the router serves alike) only. It
+/// The middleware: applies to calls only (`POST` on the JSON-RPC endpoints, the whole agent's
+/// and each skill's agent's, with or without a trailing slash, which the router serves alike;
+/// any request to the HTTP+JSON binding). It
 /// sheds load, tells the handler when the client address has spent its failed-authentication
 /// budget, and charges a 401 to that budget.
 pub async fn protect(
@@ -170,7 +171,7 @@ pub async fn protect(
     next: Next,
 ) -> Response {
     let path = request.uri().path();
-    if !paths::is_rpc_endpoint(path) || request.method() != Method::POST {
+    if !paths::is_call(request.method(), path) {
         return next.run(request).await;
     }
     let client = request
@@ -188,6 +189,7 @@ pub async fn protect(
             ApiError::Overloaded {
                 retry_after_secs: 1,
             },
+            request.uri().path(),
             request.headers(),
         );
     };

@@ -32,7 +32,7 @@ pub async fn only_loopback(
                 ),
                 status: StatusCode::FORBIDDEN,
             };
-            render(error, request.headers())
+            render(error, request.uri().path(), request.headers())
         }
     }
 }

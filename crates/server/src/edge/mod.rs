@@ -17,6 +17,6 @@ use axum::response::Response;
 use crate::error::ApiError;
 
 /// How a binding writes the edge's refusal of a request on its paths, before the body is read:
-/// a JSON-RPC error for the JSON-RPC binding (problem details, a gRPC status for the bindings to
-/// come). The router hands it to the guard and the loopback check.
-pub(crate) type RenderRefusal = fn(ApiError, &HeaderMap) -> Response;
+/// a JSON-RPC error for the JSON-RPC binding, a `google.rpc.Status` body for the HTTP+JSON one,
+/// chosen by the request's path. The router hands it to the guard and the loopback check.
+pub(crate) type RenderRefusal = fn(ApiError, &str, &HeaderMap) -> Response;

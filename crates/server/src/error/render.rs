@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderValue};
+use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
 use a2a_types::jsonrpc::{Id, Response as RpcResponse};
@@ -72,14 +72,7 @@ impl IntoResponse for Failure<'_> {
             request_id,
             challenge,
         } = self;
-        match &error {
-            ApiError::Internal(detail) => {
-                tracing::error!(request_id, detail = %UserText(detail), "internal error")
-            }
-            other => {
-                tracing::info!(code = other.code().code(), reason = %UserText(&other.to_string()), "refused")
-            }
-        }
+        log(&error, request_id);
         let (status, object) = if wire.is_v1() {
             let mapped = v1::error(&error, request_id);
             (mapped.status, mapped.object)
@@ -87,36 +80,91 @@ impl IntoResponse for Failure<'_> {
             (error.status(), error.to_object(request_id))
         };
         let mut response = rpc_body(status, &RpcResponse::failure(id, object));
-        let headers = response.headers_mut();
-        if let (ApiError::Unauthorized(reason), Some(challenge)) = (&error, challenge)
-            && let Ok(value) = HeaderValue::from_str(&www_authenticate(challenge, reason))
-        {
-            headers.insert(header::WWW_AUTHENTICATE, value);
-        }
-        if let Some(secs) = error.retry_after_secs() {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        }
-        if let ApiError::RateLimited {
-            retry_after_secs,
-            bucket,
-            limit: Some(limit),
-        } = error
-        {
-            let refused = Decision::Limited {
-                limit,
-                retry_after: Duration::from_secs(retry_after_secs),
-            };
-            rate_headers(headers, refused, bucket);
-        }
-        if matches!(
-            status,
-            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
-        ) {
-            // The body was left unread, so the connection closes after this answer (a
-            // lingering close): saying so keeps a client from sending its next request on it.
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
+        failure_headers(response.headers_mut(), &error, status, challenge);
         response
+    }
+}
+
+/// A failure in the HTTP+JSON binding's terms: the status of A2A 1.0.1's table
+/// ([`v1::http_status`]) and a `google.rpc.Status` body (`{"error": {"code", "status",
+/// "message", "details"}}`) whose details are the 1.0 `google.rpc.ErrorInfo`, with the same
+/// headers as the JSON-RPC answer (`WWW-Authenticate`, `Retry-After`, `RateLimit`).
+/// `request_id` is named in internal errors, `challenge` sent with an unauthorized answer.
+pub fn status_response(error: ApiError, request_id: &str, challenge: Option<&str>) -> Response {
+    log(&error, request_id);
+    let mut response = json_bytes(
+        v1::http_status(&error),
+        status_body(&error, request_id),
+        None,
+    );
+    let status = response.status();
+    failure_headers(response.headers_mut(), &error, status, challenge);
+    response
+}
+
+/// The `google.rpc.Status` body of a failure alone, as JSON text: the last event of an
+/// HTTP+JSON stream that cannot go on.
+pub fn status_body(error: &ApiError, request_id: &str) -> Bytes {
+    let spelt = v1::error(error, request_id);
+    let status = v1::http_status(error);
+    let body = serde_json::json!({
+        "error": {
+            "code": status.as_u16(),
+            "status": v1::status_name(status),
+            "message": spelt.object.message,
+            "details": spelt.object.data,
+        }
+    });
+    Bytes::from(body.to_string())
+}
+
+fn log(error: &ApiError, request_id: &str) {
+    match error {
+        ApiError::Internal(detail) => {
+            tracing::error!(request_id, detail = %UserText(detail), "internal error")
+        }
+        other => {
+            tracing::info!(code = other.code().code(), reason = %UserText(&other.to_string()), "refused")
+        }
+    }
+}
+
+/// The headers every binding sends with a failure: the challenge of an unauthorized answer,
+/// `Retry-After` and `RateLimit` of a limited one, and `Connection: close` after a body left
+/// unread.
+fn failure_headers(
+    headers: &mut HeaderMap,
+    error: &ApiError,
+    status: StatusCode,
+    challenge: Option<&str>,
+) {
+    if let (ApiError::Unauthorized(reason), Some(challenge)) = (error, challenge)
+        && let Ok(value) = HeaderValue::from_str(&www_authenticate(challenge, reason))
+    {
+        headers.insert(header::WWW_AUTHENTICATE, value);
+    }
+    if let Some(secs) = error.retry_after_secs() {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if let ApiError::RateLimited {
+        retry_after_secs,
+        bucket,
+        limit: Some(limit),
+    } = *error
+    {
+        let refused = Decision::Limited {
+            limit,
+            retry_after: Duration::from_secs(retry_after_secs),
+        };
+        rate_headers(headers, refused, bucket);
+    }
+    if matches!(
+        status,
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+    ) {
+        // The body was left unread, so the connection closes after this answer (a
+        // lingering close): saying so keeps a client from sending its next request on it.
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
 }
 

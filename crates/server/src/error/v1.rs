@@ -216,6 +216,41 @@ fn server_error(error: &ApiError, request_id: &str, metadata: &mut Map<String, V
     }
 }
 
+/// The HTTP status of a failure on the HTTP+JSON binding, as A2A 1.0.1's §5.4 gives it:
+/// 404 for a task not found and a route or method that does not exist, 400 for the other A2A
+/// errors and a request that does not parse or fit (1.0.1 answers a task not cancelable and an
+/// unsupported content type with 400, where 1.0.0 gave 409 and 415), 500 for an internal
+/// error. The server's own refusals keep the status they have on JSON-RPC (401, 403, 429, 503,
+/// and 405/408/413/415 for a request refused before its body was read).
+pub fn http_status(error: &ApiError) -> StatusCode {
+    let spelt = self::error(error, "-");
+    if spelt.status != StatusCode::OK {
+        return spelt.status;
+    }
+    match spelt.reason {
+        "TASK_NOT_FOUND" | "METHOD_NOT_FOUND" => StatusCode::NOT_FOUND,
+        "INTERNAL_ERROR" => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// The canonical `google.rpc.Code` name of an HTTP status, for the `status` member of a
+/// `google.rpc.Status` body (the mapping of Google's API design guide, AIP-193).
+pub fn status_name(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 415 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        405 | 501 => "UNIMPLEMENTED",
+        408 | 504 => "DEADLINE_EXCEEDED",
+        409 => "ABORTED",
+        429 => "RESOURCE_EXHAUSTED",
+        503 => "UNAVAILABLE",
+        _ => "INTERNAL",
+    }
+}
+
 /// The answer to a request whose `A2A-Version` this server does not speak.
 pub fn version_not_supported(version: &str) -> V1Error {
     let mut metadata = Map::new();

@@ -24,6 +24,7 @@ mod push_methods;
 mod push_scenarios;
 mod push_wires;
 mod resends;
+mod rest;
 mod round_trips;
 mod scale;
 mod security;

@@ -159,13 +159,15 @@ async fn health_and_metrics() {
         .await;
     let text = app.get("/metrics").await.body.as_str().unwrap().to_string();
     assert!(
-        text.contains(r#"a2a_rpc_requests_total{method="message/send",outcome="ok"} 1"#),
+        text.contains(
+            r#"a2a_rpc_requests_total{method="message/send",outcome="ok",binding="jsonrpc"} 1"#
+        ),
         "{text}"
     );
-    assert!(
-        text.contains(r#"a2a_rpc_requests_total{method="tasks/get",outcome="TASK_NOT_FOUND"} 1"#)
-    );
-    assert!(text.contains(r#"outcome="UNAUTHORIZED"} 1"#));
+    assert!(text.contains(
+        r#"a2a_rpc_requests_total{method="tasks/get",outcome="TASK_NOT_FOUND",binding="jsonrpc"} 1"#
+    ));
+    assert!(text.contains(r#"outcome="UNAUTHORIZED",binding="jsonrpc"} 1"#));
     assert!(text.contains("a2a_rpc_request_duration_seconds_bucket"));
     assert!(text.contains(r#"a2a_tasks_total{skill="test_echo",state="completed"} 1"#));
     assert!(!text.contains("metrics-user"), "no user ids in labels");

@@ -448,10 +448,10 @@ async fn metrics_name_each_1_0_method() {
     rpc1(&app, Some(&token), "NoSuchMethod", json!({})).await;
     let text = app.get("/metrics").await.body.as_str().unwrap().to_string();
     for line in [
-        r#"a2a_rpc_requests_total{method="SendMessage",outcome="ok"} 1"#,
-        r#"a2a_rpc_requests_total{method="GetTask",outcome="TASK_NOT_FOUND"} 1"#,
-        r#"a2a_rpc_requests_total{method="SubscribeToTask",outcome="TASK_NOT_FOUND"} 1"#,
-        r#"a2a_rpc_requests_total{method="other",outcome="METHOD_NOT_FOUND"} 1"#,
+        r#"a2a_rpc_requests_total{method="SendMessage",outcome="ok",binding="jsonrpc"} 1"#,
+        r#"a2a_rpc_requests_total{method="GetTask",outcome="TASK_NOT_FOUND",binding="jsonrpc"} 1"#,
+        r#"a2a_rpc_requests_total{method="SubscribeToTask",outcome="TASK_NOT_FOUND",binding="jsonrpc"} 1"#,
+        r#"a2a_rpc_requests_total{method="other",outcome="METHOD_NOT_FOUND",binding="jsonrpc"} 1"#,
     ] {
         assert!(text.contains(line), "{line} in {text}");
     }

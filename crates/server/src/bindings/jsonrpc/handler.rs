@@ -31,6 +31,9 @@ use crate::service::Reply;
 use crate::telemetry::UserText;
 use crate::wire::{Wire, version_header};
 
+/// The label the binding's calls are counted under.
+pub(crate) const BINDING: &str = "jsonrpc";
+
 /// Answers a call. The token and the plan are checked from the headers alone, before the body
 /// is read, so a request without a valid token is answered at once (with `id` null) and never
 /// holds a slot while its body arrives. With the conformance kit on, the call is then told to
@@ -68,7 +71,7 @@ pub(crate) async fn skill_rpc_handler(
 
 /// The JSON-RPC form of the edge's refusals (load shedding, the loopback check): answered
 /// before the body is read, so with `id` null, in the wire the `A2A-Version` header names.
-pub(crate) fn edge_refusal(error: ApiError, headers: &HeaderMap) -> Response {
+pub(crate) fn edge_refusal(error: ApiError, _path: &str, headers: &HeaderMap) -> Response {
     let wire = Wire::from_header(version_header(headers));
     Failure::new(error, wire, None, "-").into_response()
 }
@@ -357,13 +360,13 @@ impl Answered {
             Ok(Answer::Stream(streamed)) => {
                 state
                     .metrics
-                    .request(method, label("ok"), started.elapsed());
+                    .request(BINDING, method, label("ok"), started.elapsed());
                 event_stream(streamed, self.wire.is_v1(), self.id, request_id)
             }
             Ok(Answer::Reply(reply)) => {
                 state
                     .metrics
-                    .request(method, label("ok"), started.elapsed());
+                    .request(BINDING, method, label("ok"), started.elapsed());
                 let body = jsonrpc::success_body(self.id.as_ref(), &reply.result);
                 let mut response = json_bytes(StatusCode::OK, Bytes::from(body), None);
                 if let Some((decision, bucket)) = reply.rate {
@@ -374,7 +377,7 @@ impl Answered {
             Err(error) => {
                 state
                     .metrics
-                    .request(method, label(error.outcome()), started.elapsed());
+                    .request(BINDING, method, label(error.outcome()), started.elapsed());
                 Failure::new(error, self.wire, self.id, request_id)
                     .with_challenge(&state.challenge)
                     .into_response()

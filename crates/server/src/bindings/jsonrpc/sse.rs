@@ -1,7 +1,7 @@
 //! A task's events as a Server-Sent Events answer: each event one JSON-RPC response carrying
 //! the request's `id` (`message/stream`, `tasks/resubscribe`, `SendStreamingMessage`,
-//! `SubscribeToTask`), a keep-alive comment on an idle stream, and the end of the answer after
-//! the final status. A client that goes away drops only its subscription: the task runs on.
+//! `SubscribeToTask`), or on the HTTP+JSON binding the 1.0 `StreamResponse` alone, a keep-alive
+//! comment on an idle stream, and the end of the answer after the final status. A client that goes away drops only its subscription: the task runs on.
 //!
 //! Each event counts against the owner's and the replica's budgets of queued stream bytes from
 //! when it is handed to the connection until the connection asks for the next one (its client
@@ -30,10 +30,14 @@ pub enum EventWire {
     V03,
     /// 1.0: `{"task": …}`, `{"statusUpdate": …}` or `{"artifactUpdate": …}`.
     V1,
+    /// 1.0 as the HTTP+JSON binding sends it: each event the `StreamResponse` itself, with no
+    /// JSON-RPC envelope around it.
+    V1Bare,
 }
 
-/// Makes the last event of a stream refused for a byte budget: a JSON-RPC error response of
-/// the stream's wire naming the budget's setting.
+/// Makes the last event of a stream refused for a byte budget: an error in the stream's
+/// binding and wire (a JSON-RPC error response, a `google.rpc.Status`) naming the budget's
+/// setting.
 pub type Refusal = Box<dyn Fn(&'static str) -> Bytes + Send + Sync>;
 
 /// How a stream ends early, made by the caller in its wire's terms.
@@ -102,12 +106,16 @@ impl Streaming {
     fn render(&self, json: &[u8]) -> Result<String, StoreError> {
         let body = match self.wire {
             EventWire::V03 => success_body(self.id.as_ref(), json),
-            EventWire::V1 => {
+            EventWire::V1 | EventWire::V1Bare => {
                 let event =
                     StreamEvent::from_json(json).map_err(|e| StoreError::Corrupt(e.to_string()))?;
                 let result = serde_json::to_vec(&V1StreamResponse::from(event))
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                success_body(self.id.as_ref(), &result)
+                if self.wire == EventWire::V1Bare {
+                    result
+                } else {
+                    success_body(self.id.as_ref(), &result)
+                }
             }
         };
         String::from_utf8(body).map_err(|e| StoreError::Corrupt(e.to_string()))

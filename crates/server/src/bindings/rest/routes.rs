@@ -1,0 +1,347 @@
+//! The resource URLs of §11, each the 1.0 method it stands for, and the params that method's
+//! row parses: the path's ids and the query's options as ProtoJSON fields, beside the body's.
+//! A path segment such as `{id}:cancel` is split here, as the router cannot match it.
+
+use axum::http::{Method, StatusCode};
+use percent_encoding::percent_decode_str;
+use serde_json::{Map, Value};
+
+use crate::bindings::jsonrpc::methods::{self, Method as Row};
+use crate::error::ApiError;
+use crate::paths::REST_PATH;
+
+/// Whether an operation reads a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyUse {
+    /// No body is read (a `GET` or `DELETE`).
+    None,
+    /// A body may carry more fields (a cancel's `metadata`); an empty one is no fields.
+    Optional,
+    /// The body is the request (a message, a push config).
+    Required,
+}
+
+/// A request's operation and the fields its URL gives.
+#[derive(Debug)]
+pub(crate) struct Route {
+    /// The 1.0 method's row in the method table.
+    pub(crate) row: &'static Row,
+    /// The fields the path and the query give, as ProtoJSON members of the method's request;
+    /// they take precedence over the body's.
+    pub(crate) fields: Map<String, Value>,
+    /// Whether the body is read.
+    pub(crate) body: BodyUse,
+}
+
+/// A query parameter an operation reads, and how its text becomes a JSON value.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Whole,
+    Flag,
+}
+
+/// The query parameters of `ListTasks` (§11), by their camelCase names.
+const LIST_TASKS: &[(&str, Kind)] = &[
+    ("contextId", Kind::Text),
+    ("status", Kind::Text),
+    ("pageSize", Kind::Whole),
+    ("pageToken", Kind::Text),
+    ("historyLength", Kind::Whole),
+    ("statusTimestampAfter", Kind::Text),
+    ("includeArtifacts", Kind::Flag),
+];
+
+/// The query parameter of `GetTask`.
+const GET_TASK: &[(&str, Kind)] = &[("historyLength", Kind::Whole)];
+
+/// The query parameters of `ListTaskPushNotificationConfigs`.
+const LIST_CONFIGS: &[(&str, Kind)] = &[("pageSize", Kind::Whole), ("pageToken", Kind::Text)];
+
+/// The operation `method` and `path` name, with the fields of the path and of `query`
+/// (`name=value` pairs, already decoded). A path below the base that names no operation is
+/// `MethodNotFound` (404); a known path with another HTTP method is a 405.
+pub(crate) fn resolve(
+    method: &Method,
+    path: &str,
+    query: &[(String, String)],
+) -> Result<Route, ApiError> {
+    let below = path.strip_prefix(REST_PATH).unwrap_or(path);
+    let segments: Vec<&str> = below.split('/').filter(|s| !s.is_empty()).collect();
+    let not_found = || ApiError::MethodNotFound(format!("{method} {path}"));
+    let (name, allowed, body, fields, options): (&str, &[Method], BodyUse, _, &[(&str, Kind)]) =
+        match segments.as_slice() {
+            ["message:send"] => (
+                "SendMessage",
+                &[Method::POST],
+                BodyUse::Required,
+                Map::new(),
+                &[],
+            ),
+            ["message:stream"] => (
+                "SendStreamingMessage",
+                &[Method::POST],
+                BodyUse::Required,
+                Map::new(),
+                &[],
+            ),
+            ["extendedAgentCard"] => (
+                "GetExtendedAgentCard",
+                &[Method::GET],
+                BodyUse::None,
+                Map::new(),
+                &[],
+            ),
+            ["tasks"] => (
+                "ListTasks",
+                &[Method::GET],
+                BodyUse::None,
+                Map::new(),
+                LIST_TASKS,
+            ),
+            ["tasks", action] => match action.rsplit_once(':') {
+                Some((id, "cancel")) => (
+                    "CancelTask",
+                    &[Method::POST],
+                    BodyUse::Optional,
+                    ids(&[("id", id)])?,
+                    &[],
+                ),
+                Some((id, "subscribe")) => (
+                    "SubscribeToTask",
+                    &[Method::GET, Method::POST],
+                    BodyUse::Optional,
+                    ids(&[("id", id)])?,
+                    &[],
+                ),
+                Some(_) => return Err(not_found()),
+                None => (
+                    "GetTask",
+                    &[Method::GET],
+                    BodyUse::None,
+                    ids(&[("id", action)])?,
+                    GET_TASK,
+                ),
+            },
+            ["tasks", task, "pushNotificationConfigs"] => {
+                let fields = ids(&[("taskId", task)])?;
+                if *method == Method::POST {
+                    (
+                        "CreateTaskPushNotificationConfig",
+                        &[Method::POST],
+                        BodyUse::Required,
+                        fields,
+                        &[],
+                    )
+                } else {
+                    (
+                        "ListTaskPushNotificationConfigs",
+                        &[Method::GET, Method::POST],
+                        BodyUse::None,
+                        fields,
+                        LIST_CONFIGS,
+                    )
+                }
+            }
+            ["tasks", task, "pushNotificationConfigs", config] => {
+                let fields = ids(&[("taskId", task), ("id", config)])?;
+                if *method == Method::DELETE {
+                    (
+                        "DeleteTaskPushNotificationConfig",
+                        &[Method::DELETE],
+                        BodyUse::None,
+                        fields,
+                        &[],
+                    )
+                } else {
+                    (
+                        "GetTaskPushNotificationConfig",
+                        &[Method::GET, Method::DELETE],
+                        BodyUse::None,
+                        fields,
+                        &[],
+                    )
+                }
+            }
+            _ => return Err(not_found()),
+        };
+    if !allowed.contains(method) {
+        let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+        return Err(ApiError::InvalidRequest {
+            message: format!(
+                "Invalid request: {method} is not allowed on {path}; use {}",
+                allow.join(" or ")
+            ),
+            status: StatusCode::METHOD_NOT_ALLOWED,
+        });
+    }
+    let row = methods::find(name).ok_or_else(not_found)?;
+    let mut fields = fields;
+    read_query(query, options, &mut fields)?;
+    Ok(Route { row, fields, body })
+}
+
+/// The ids of a path, each segment percent-decoded.
+fn ids(named: &[(&str, &str)]) -> Result<Map<String, Value>, ApiError> {
+    let mut fields = Map::new();
+    for (name, segment) in named {
+        let decoded = percent_decode_str(segment).decode_utf8().map_err(|_| {
+            ApiError::InvalidParams(format!("{name}: the path segment is not UTF-8"))
+        })?;
+        if decoded.is_empty() {
+            return Err(ApiError::InvalidParams(format!("{name} is required")));
+        }
+        fields.insert((*name).into(), Value::String(decoded.into_owned()));
+    }
+    Ok(fields)
+}
+
+/// The query's options the operation reads, by their camelCase or proto (snake_case) names;
+/// other parameters are ignored, as ProtoJSON ignores unknown fields.
+fn read_query(
+    query: &[(String, String)],
+    options: &[(&str, Kind)],
+    fields: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
+    for (name, text) in query {
+        let camel = camel_case(name);
+        let Some(&(field, kind)) = options.iter().find(|(field, _)| *field == camel) else {
+            continue;
+        };
+        let value = match kind {
+            Kind::Text => Value::String(text.clone()),
+            Kind::Whole => text.parse::<u64>().map(Value::from).map_err(|_| {
+                ApiError::InvalidParams(format!(
+                    "{field} must be a whole number, not `{}`",
+                    text.chars().take(32).collect::<String>()
+                ))
+            })?,
+            Kind::Flag => match text.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => {
+                    return Err(ApiError::InvalidParams(format!(
+                        "{field} must be true or false, not `{}`",
+                        text.chars().take(32).collect::<String>()
+                    )));
+                }
+            },
+        };
+        fields.insert(field.into(), value);
+    }
+    Ok(())
+}
+
+/// `history_length` as `historyLength`; a camelCase name stays as it is.
+fn camel_case(name: &str) -> String {
+    let mut camel = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            camel.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            camel.push(c);
+        }
+    }
+    camel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(method: Method, path: &str, query: &[(&str, &str)]) -> Result<Route, ApiError> {
+        let query: Vec<(String, String)> = query
+            .iter()
+            .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
+            .collect();
+        resolve(&method, &format!("{REST_PATH}{path}"), &query)
+    }
+
+    #[test]
+    fn every_resource_url_names_its_1_0_method() {
+        let cases = [
+            (Method::POST, "/message:send", "SendMessage"),
+            (Method::POST, "/message:stream", "SendStreamingMessage"),
+            (Method::GET, "/tasks", "ListTasks"),
+            (Method::GET, "/tasks/t1", "GetTask"),
+            (Method::POST, "/tasks/t1:cancel", "CancelTask"),
+            (Method::GET, "/tasks/t1:subscribe", "SubscribeToTask"),
+            (Method::POST, "/tasks/t1:subscribe", "SubscribeToTask"),
+            (
+                Method::POST,
+                "/tasks/t1/pushNotificationConfigs",
+                "CreateTaskPushNotificationConfig",
+            ),
+            (
+                Method::GET,
+                "/tasks/t1/pushNotificationConfigs",
+                "ListTaskPushNotificationConfigs",
+            ),
+            (
+                Method::GET,
+                "/tasks/t1/pushNotificationConfigs/c1",
+                "GetTaskPushNotificationConfig",
+            ),
+            (
+                Method::DELETE,
+                "/tasks/t1/pushNotificationConfigs/c1",
+                "DeleteTaskPushNotificationConfig",
+            ),
+            (Method::GET, "/extendedAgentCard", "GetExtendedAgentCard"),
+        ];
+        for (method, path, name) in cases {
+            let routed = route(method.clone(), path, &[]).unwrap();
+            assert_eq!(routed.row.name, name, "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn ids_are_decoded_and_options_typed_by_either_name() {
+        let routed = route(Method::GET, "/tasks/a%20b", &[("history_length", "3")]).unwrap();
+        assert_eq!(routed.fields["id"], "a b");
+        assert_eq!(routed.fields["historyLength"], 3);
+        let routed = route(
+            Method::GET,
+            "/tasks",
+            &[("pageSize", "5"), ("includeArtifacts", "true"), ("x", "y")],
+        )
+        .unwrap();
+        assert_eq!(routed.fields["pageSize"], 5);
+        assert_eq!(routed.fields["includeArtifacts"], true);
+        assert!(!routed.fields.contains_key("x"));
+        let routed = route(Method::GET, "/tasks/t%3A1:cancel", &[]);
+        assert!(
+            matches!(routed, Err(ApiError::InvalidRequest { status, .. }) if status == StatusCode::METHOD_NOT_ALLOWED)
+        );
+        let routed = route(Method::POST, "/tasks/t%3A1:cancel", &[]).unwrap();
+        assert_eq!(routed.fields["id"], "t:1");
+    }
+
+    #[test]
+    fn unknown_routes_and_bad_options_are_refused() {
+        assert!(matches!(
+            route(Method::POST, "/message:teleport", &[]),
+            Err(ApiError::MethodNotFound(_))
+        ));
+        assert!(matches!(
+            route(Method::POST, "/tasks/t1:pause", &[]),
+            Err(ApiError::MethodNotFound(_))
+        ));
+        assert!(matches!(
+            route(Method::GET, "/tasks/t1/a/b/c", &[]),
+            Err(ApiError::MethodNotFound(_))
+        ));
+        assert!(matches!(
+            route(Method::GET, "/tasks", &[("pageSize", "many")]),
+            Err(ApiError::InvalidParams(message)) if message.contains("pageSize")
+        ));
+        assert!(matches!(
+            route(Method::GET, "/tasks/%FF", &[]),
+            Err(ApiError::InvalidParams(_))
+        ));
+    }
+}
