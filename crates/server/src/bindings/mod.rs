@@ -1,6 +1,6 @@
 //! The bindings: how a request on one A2A binding becomes a call of the pipeline, and how the
 //! pipeline's outcome is written back in that binding's terms: JSON-RPC ([`jsonrpc`]) and
-//! HTTP+JSON ([`rest`]); gRPC plugs in beside them.
+//! HTTP+JSON (`rest`); gRPC plugs in beside them.
 
 pub(crate) mod card;
 pub mod jsonrpc;
