@@ -6,6 +6,10 @@
 //! spelling only where this server is concerned: no `kind` discriminators (a part is whichever
 //! of `text`, `data`, `url`, `raw` it carries), enums as `ROLE_USER` / `TASK_STATE_COMPLETED`,
 //! and `SendMessage` results wrapped as `{"task": …}`.
+//!
+//! A request's fields are read by their ProtoJSON (camelCase) names and, as ProtoJSON parsers
+//! must accept them, by their proto (snake_case) names: `taskId` or `task_id`. Answers use the
+//! camelCase names only.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -142,6 +146,7 @@ pub struct V1Part {
     pub filename: Option<String>,
     /// The media type of the content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "media_type")]
     pub media_type: Option<String>,
 }
 
@@ -225,12 +230,15 @@ impl TryFrom<V1Part> for Part {
 #[serde(rename_all = "camelCase")]
 pub struct V1Message {
     /// The client's id for this message.
+    #[serde(alias = "message_id")]
     pub message_id: String,
     /// The conversation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// The task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<String>,
     /// Who wrote it.
     pub role: V1Role,
@@ -244,6 +252,7 @@ pub struct V1Message {
     pub extensions: Option<Vec<String>>,
     /// Other tasks the client refers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Option<Vec<String>>,
 }
 
@@ -521,6 +530,7 @@ pub struct GetTaskRequest {
     pub id: String,
     /// Keep only the last N history messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<u64>,
 }
 
@@ -565,24 +575,30 @@ pub struct ListTasksRequest {
     pub tenant: Option<String>,
     /// Only tasks of this context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<String>,
     /// Only tasks in this state (`TASK_STATE_UNSPECIFIED`: any).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<V1TaskState>,
     /// Tasks per page, 1 to 100 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<u32>,
     /// The previous page's `nextPageToken`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
     /// Keep only the last N history messages of each task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<u64>,
     /// Only tasks whose status changed at or after this RFC 3339 instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after")]
     pub status_timestamp_after: Option<String>,
     /// Whether tasks carry their artifacts (default: no).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -651,6 +667,41 @@ mod tests {
                 {"kind":"message","messageId":"m2","role":"agent","parts":[{"kind":"text","text":"Saint Andrew"}],"taskId":"t1","contextId":"c1"}],
             "metadata":{"skillId":"saints_of_the_day"}}))
         .unwrap()
+    }
+
+    #[test]
+    fn requests_read_proto_field_names_too() {
+        let send: SendMessageRequest = serde_json::from_value(json!({"message": {
+            "message_id": "m1", "context_id": "c1", "task_id": "t1", "role": "ROLE_USER",
+            "reference_task_ids": ["t0"],
+            "parts": [{"data": {"snake_case": 1}, "media_type": "application/json"}],
+            "metadata": {"skill_id": "kept as sent"}}}))
+        .unwrap();
+        assert_eq!(send.message.message_id, "m1");
+        assert_eq!(send.message.context_id.as_deref(), Some("c1"));
+        assert_eq!(send.message.task_id.as_deref(), Some("t1"));
+        assert_eq!(send.message.reference_task_ids, Some(vec!["t0".into()]));
+        assert_eq!(
+            send.message.parts[0].media_type.as_deref(),
+            Some("application/json")
+        );
+        let metadata = send.message.metadata.as_ref().unwrap();
+        assert!(metadata.contains_key("skill_id"), "a Struct's keys are data");
+        let list: ListTasksRequest = serde_json::from_value(json!({
+            "context_id": "c1", "page_size": 5, "page_token": "p", "history_length": 2,
+            "status_timestamp_after": "2026-11-30T00:00:00Z", "include_artifacts": true}))
+        .unwrap();
+        assert_eq!(list.context_id.as_deref(), Some("c1"));
+        assert_eq!(list.page_size, Some(5));
+        assert_eq!(list.page_token.as_deref(), Some("p"));
+        assert_eq!(list.history_length, Some(2));
+        assert!(list.status_timestamp_after.is_some());
+        assert_eq!(list.include_artifacts, Some(true));
+        let get: GetTaskRequest =
+            serde_json::from_value(json!({"id": "t1", "history_length": 0})).unwrap();
+        assert_eq!(get.history_length, Some(0));
+        let answer = serde_json::to_value(&list).unwrap();
+        assert!(answer.get("pageSize").is_some() && answer.get("page_size").is_none());
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub struct V1TaskPushNotificationConfig {
     pub id: Option<String>,
     /// The task; empty or absent in an inline config, whose task is the one the send starts.
     #[serde(default)]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The webhook URL the task is posted to.
     pub url: String,
@@ -93,6 +94,7 @@ pub struct TaskPushNotificationConfigRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The config.
     pub id: String,
@@ -106,12 +108,15 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// Configs per page; absent or 0: all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<u32>,
     /// The previous page's `nextPageToken`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
 }
 
@@ -144,6 +149,25 @@ mod tests {
         assert_eq!(
             serde_json::to_value(V1TaskPushNotificationConfig::from(bound)).unwrap(),
             wire
+        );
+    }
+
+    #[test]
+    fn push_requests_read_proto_field_names_too() {
+        let config: V1TaskPushNotificationConfig =
+            serde_json::from_value(json!({"task_id": "t-1", "url": "https://hooks.example/a"}))
+                .unwrap();
+        assert_eq!(config.task_id, "t-1");
+        let one: TaskPushNotificationConfigRequest =
+            serde_json::from_value(json!({"task_id": "t-1", "id": "c-1"})).unwrap();
+        assert_eq!(one.task_id, "t-1");
+        let list: ListTaskPushNotificationConfigsRequest = serde_json::from_value(
+            json!({"task_id": "t-1", "page_size": 2, "page_token": "c-1"}),
+        )
+        .unwrap();
+        assert_eq!(
+            (list.task_id.as_str(), list.page_size, list.page_token.as_deref()),
+            ("t-1", Some(2), Some("c-1"))
         );
     }
 

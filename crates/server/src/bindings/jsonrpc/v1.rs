@@ -42,7 +42,7 @@ pub fn send_request(request: SendMessageRequest, push: bool) -> Result<SendReque
     let return_immediately = params
         .configuration
         .as_ref()
-        .and_then(|c| c.get("returnImmediately"))
+        .and_then(|c| member(c, "returnImmediately", "return_immediately"))
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
     let push = if push {
@@ -73,15 +73,34 @@ pub fn send_request(request: SendMessageRequest, push: bool) -> Result<SendReque
 fn inline_push_config(
     configuration: &serde_json::Value,
 ) -> Result<Option<PushNotificationConfig>, ApiError> {
-    let member = |name: &str| configuration.get(name).filter(|value| !value.is_null());
-    if let Some(config) = member("taskPushNotificationConfig") {
+    if let Some(config) = member(
+        configuration,
+        "taskPushNotificationConfig",
+        "task_push_notification_config",
+    ) {
         let config: V1TaskPushNotificationConfig =
             parse_member(config, "configuration.taskPushNotificationConfig")?;
         return Ok(Some(config.into_config()));
     }
-    member("pushNotificationConfig")
-        .map(|config| parse_member(config, "configuration.pushNotificationConfig"))
-        .transpose()
+    member(
+        configuration,
+        "pushNotificationConfig",
+        "push_notification_config",
+    )
+    .map(|config| parse_member(config, "configuration.pushNotificationConfig"))
+    .transpose()
+}
+
+/// A member of a ProtoJSON object by its camelCase name or its proto name, when set.
+fn member<'a>(
+    object: &'a serde_json::Value,
+    camel: &str,
+    proto: &str,
+) -> Option<&'a serde_json::Value> {
+    [camel, proto]
+        .into_iter()
+        .find_map(|name| object.get(name))
+        .filter(|value| !value.is_null())
 }
 
 /// `CreateTaskPushNotificationConfig` in the service's terms: the flat config names its task.
