@@ -1,5 +1,6 @@
-//! The pieces every JSON answer shares: the body with its media type, and the `RateLimit`
-//! headers of a charged call (RFC 9745 draft fields, as the hosted reference sends them).
+//! The pieces every answer of a call shares: the JSON body with its media type, the `RateLimit`
+//! headers of a charged call (RFC 9745 draft fields, as the hosted reference sends them), and
+//! the answer to a browser's preflight.
 
 use axum::body::Bytes;
 use axum::http::StatusCode;
@@ -7,6 +8,25 @@ use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
 use crate::limits::Decision;
+
+/// The request headers a browser's call may carry on either binding: the token, the body's
+/// media type, A2A's service parameters, the conformance kit's scenario and run, a language.
+pub const ALLOWED_REQUEST_HEADERS: &str = "Content-Type, Authorization, A2A-Version, \
+    A2A-Extensions, A2A-Simulate, A2A-Client-Run, Accept-Language";
+
+/// The answer to a browser's preflight of a call: the `methods` the path takes and
+/// [`ALLOWED_REQUEST_HEADERS`], cached for a day. Any origin is allowed by the router's layer.
+pub fn preflight(methods: &'static str) -> Response {
+    (
+        StatusCode::NO_CONTENT,
+        [
+            (header::ACCESS_CONTROL_ALLOW_METHODS, methods),
+            (header::ACCESS_CONTROL_ALLOW_HEADERS, ALLOWED_REQUEST_HEADERS),
+            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
+        ],
+    )
+        .into_response()
+}
 
 /// A JSON body already serialised, with its status and, when given, a `Cache-Control`.
 pub fn json_bytes(status: StatusCode, body: Bytes, cache: Option<&'static str>) -> Response {

@@ -37,7 +37,7 @@ use crate::edge::loopback;
 use crate::error::{ApiError, Failure};
 use crate::paths::{self, RPC_PATH};
 use crate::push;
-use crate::respond::json_bytes;
+use crate::respond::{self, json_bytes};
 use crate::telemetry::UserText;
 use crate::wire::version_header;
 
@@ -157,19 +157,9 @@ fn edge_refusal(error: ApiError, path: &str, headers: &HeaderMap) -> Response {
     }
 }
 
+/// The preflight of a call of the JSON-RPC binding.
 async fn preflight() -> Response {
-    (
-        StatusCode::NO_CONTENT,
-        [
-            (header::ACCESS_CONTROL_ALLOW_METHODS, "POST, OPTIONS"),
-            (
-                header::ACCESS_CONTROL_ALLOW_HEADERS,
-                "Content-Type, Authorization",
-            ),
-            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
-        ],
-    )
-        .into_response()
+    respond::preflight("POST, OPTIONS")
 }
 
 async fn method_not_allowed(

@@ -9,7 +9,7 @@ use magisterium_a2a::auth::Plan;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, reply, spawn_app, uuid};
+use crate::helpers::{RedisServer, Reply, TestApp, reply, spawn_app, uuid, with_redis};
 use crate::push::{Answer, Receiver};
 use crate::push_methods::{push_app, working_task};
 
@@ -74,11 +74,21 @@ fn assert_status(reply: &Reply, status: u16, name: &str, reason: &str) -> Value 
 
 #[tokio::test]
 async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
-    let app = spawn_app(|_| {}).await;
+    twins(&spawn_app(|_| {}).await).await;
+}
+
+#[tokio::test]
+async fn send_get_list_and_cancel_match_their_json_rpc_twins_on_redis() {
+    let redis = RedisServer::start();
+    twins(&spawn_app(with_redis(redis.url())).await).await;
+}
+
+/// Each operation against its JSON-RPC twin on one server, and the metrics of both bindings.
+async fn twins(app: &TestApp) {
     let token = app.token("rest-alice", Plan::Pro);
 
     let sent = rest(
-        &app,
+        app,
         Some(&token),
         Method::POST,
         "/message:send",
@@ -96,9 +106,9 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     assert!(sent.body.get("jsonrpc").is_none(), "the bare result");
     let id = task["id"].as_str().unwrap().to_string();
 
-    let through_rpc = rpc1(&app, &token, "GetTask", json!({"id": id})).await;
+    let through_rpc = rpc1(app, &token, "GetTask", json!({"id": id})).await;
     let through_rest = rest(
-        &app,
+        app,
         Some(&token),
         Method::GET,
         &format!("/tasks/{id}"),
@@ -113,7 +123,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     );
 
     let short = rest(
-        &app,
+        app,
         Some(&token),
         Method::GET,
         &format!("/tasks/{id}?historyLength=0"),
@@ -121,7 +131,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     )
     .await;
     let short_rpc = rpc1(
-        &app,
+        app,
         &token,
         "GetTask",
         json!({"id": id, "historyLength": 0}),
@@ -131,7 +141,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
 
     // A task sent over JSON-RPC is read over REST.
     let other = rpc1(
-        &app,
+        app,
         &token,
         "SendMessage",
         message("test_echo", "hello rpc"),
@@ -139,7 +149,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     .await;
     let other_id = other.result()["task"]["id"].as_str().unwrap().to_string();
     let read = rest(
-        &app,
+        app,
         Some(&token),
         Method::GET,
         &format!("/tasks/{other_id}"),
@@ -149,7 +159,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     assert_eq!(read.body["id"], other_id.as_str());
 
     let listed = rest(
-        &app,
+        app,
         Some(&token),
         Method::GET,
         "/tasks?pageSize=1&includeArtifacts=true",
@@ -157,7 +167,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     )
     .await;
     let listed_rpc = rpc1(
-        &app,
+        app,
         &token,
         "ListTasks",
         json!({"pageSize": 1, "includeArtifacts": true}),
@@ -168,7 +178,7 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     assert_eq!(listed.body["tasks"].as_array().unwrap().len(), 1);
     assert_eq!(listed.body["totalSize"], 2);
     let by_context = rest(
-        &app,
+        app,
         Some(&token),
         Method::GET,
         &format!("/tasks?context_id={}", task["contextId"].as_str().unwrap()),
@@ -183,14 +193,14 @@ async fn send_get_list_and_cancel_match_their_json_rpc_twins() {
     assert_eq!(by_context.body["tasks"].as_array().unwrap().len(), 1);
 
     let cancel = rest(
-        &app,
+        app,
         Some(&token),
         Method::POST,
         &format!("/tasks/{id}:cancel"),
         None,
     )
     .await;
-    let cancel_rpc = rpc1(&app, &token, "CancelTask", json!({"id": id})).await;
+    let cancel_rpc = rpc1(app, &token, "CancelTask", json!({"id": id})).await;
     let metadata = assert_status(&cancel, 400, "INVALID_ARGUMENT", "TASK_NOT_CANCELABLE");
     assert!(metadata["state"].is_string(), "{metadata}");
     assert_eq!(
@@ -231,11 +241,21 @@ async fn a_working_task_is_canceled_through_rest() {
 
 #[tokio::test]
 async fn another_users_task_is_not_found_on_every_route() {
-    let app = push_app(|_| {}).await;
+    strangers(&push_app(|_| {}).await).await;
+}
+
+#[tokio::test]
+async fn another_users_task_is_not_found_on_every_route_on_redis() {
+    let redis = RedisServer::start();
+    strangers(&push_app(with_redis(redis.url())).await).await;
+}
+
+/// Another user's task is not found through any route that names it, nor listed.
+async fn strangers(app: &TestApp) {
     let alice = app.token("rest-owner", Plan::Pro);
     let bob = app.token("rest-stranger", Plan::Pro);
     let sent = rest(
-        &app,
+        app,
         Some(&alice),
         Method::POST,
         "/message:send",
@@ -270,14 +290,14 @@ async fn another_users_task_is_not_found_on_every_route() {
         ),
     ];
     for (method, path, body) in attempts {
-        let refused = rest(&app, Some(&bob), method.clone(), &path, body).await;
+        let refused = rest(app, Some(&bob), method.clone(), &path, body).await;
         let metadata = assert_status(&refused, 404, "NOT_FOUND", "TASK_NOT_FOUND");
         assert_eq!(metadata["taskId"], id.as_str(), "{method} {path}");
     }
-    let listed = rest(&app, Some(&bob), Method::GET, "/tasks", None).await;
+    let listed = rest(app, Some(&bob), Method::GET, "/tasks", None).await;
     assert_eq!(listed.body["tasks"], json!([]), "{}", listed.body);
     let own = rest(
-        &app,
+        app,
         Some(&alice),
         Method::GET,
         &format!("/tasks/{id}"),
@@ -780,4 +800,73 @@ async fn the_kits_scenarios_apply_to_rest_calls() {
         ),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_browsers_preflight_is_answered_on_every_route() {
+    let app = spawn_app(|_| {}).await;
+    for path in ["/message:send", "/tasks/t-1", "/tasks/t-1/pushNotificationConfigs/c-1"] {
+        let response = app
+            .client
+            .request(Method::OPTIONS, format!("{}{BASE}{path}", app.base))
+            .header("origin", "https://orchestrator.example")
+            .header("access-control-request-method", "DELETE")
+            .header("access-control-request-headers", "authorization,a2a-version")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 204, "{path}");
+        let headers = response.headers();
+        assert_eq!(headers["access-control-allow-origin"], "*");
+        let methods = headers["access-control-allow-methods"].to_str().unwrap();
+        assert!(methods.contains("DELETE"), "{methods}");
+        let allowed = headers["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .to_ascii_lowercase();
+        assert!(
+            allowed.contains("authorization") && allowed.contains("a2a-version"),
+            "{allowed}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn json_rpc_1_0_reads_proto_field_names_too() {
+    let app = push_app(|_| {}).await;
+    let receiver = Receiver::start(vec![Answer::Status(200)]).await;
+    let token = app.token("rest-proto-names", Plan::Pro);
+    let sent = rpc1(
+        &app,
+        &token,
+        "SendMessage",
+        json!({"message": {"message_id": uuid(), "role": "ROLE_USER",
+            "parts": [{"text": "proto names"}], "metadata": {"skillId": "test_slow"}},
+            "configuration": {"return_immediately": true}}),
+    )
+    .await;
+    let task = &sent.result()["task"];
+    assert_ne!(
+        task["status"]["state"], "TASK_STATE_COMPLETED",
+        "return_immediately is read: {task}"
+    );
+    let id = task["id"].as_str().unwrap().to_string();
+    let created = rpc1(
+        &app,
+        &token,
+        "CreateTaskPushNotificationConfig",
+        json!({"task_id": id, "url": receiver.url()}),
+    )
+    .await;
+    assert_eq!(created.result()["taskId"], id.as_str(), "{}", created.body);
+    let listed = rpc1(
+        &app,
+        &token,
+        "ListTaskPushNotificationConfigs",
+        json!({"task_id": id, "page_size": 1}),
+    )
+    .await;
+    assert_eq!(listed.result()["configs"].as_array().unwrap().len(), 1);
+    let tasks = rpc1(&app, &token, "ListTasks", json!({"page_size": 1})).await;
+    assert_eq!(tasks.result()["tasks"][0]["id"], id.as_str());
 }

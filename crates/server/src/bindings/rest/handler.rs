@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Extension, Query, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::Value;
 use tower_http::request_id::RequestId;
 
@@ -26,7 +26,7 @@ use crate::error::{self, ApiError};
 use crate::pipeline::Pipeline;
 use crate::pipeline::call::{self, Caller};
 use crate::pipeline::kit::{Exchanged, FromHeader, KitHook, Staged};
-use crate::respond::{json_bytes, rate_headers};
+use crate::respond::{self, json_bytes, rate_headers};
 use crate::service::{Reply, Streamed};
 use crate::telemetry::UserText;
 use crate::wire::{Version, Wire, version_header};
@@ -46,7 +46,7 @@ pub(crate) async fn rest_handler(
     body: Body,
 ) -> Response {
     if method == Method::OPTIONS {
-        return preflight();
+        return respond::preflight("GET, POST, DELETE, OPTIONS");
     }
     let started = Instant::now();
     let request_id = request_id
@@ -349,25 +349,6 @@ fn event_stream(streamed: Streamed, request_id: &str) -> Response {
         rate_headers(response.headers_mut(), decision, bucket.as_str());
     }
     response
-}
-
-/// The answer to a browser's preflight of a call of this binding.
-fn preflight() -> Response {
-    (
-        StatusCode::NO_CONTENT,
-        [
-            (
-                header::ACCESS_CONTROL_ALLOW_METHODS,
-                "GET, POST, DELETE, OPTIONS",
-            ),
-            (
-                header::ACCESS_CONTROL_ALLOW_HEADERS,
-                "Content-Type, Authorization, A2A-Version, A2A-Extensions",
-            ),
-            (header::ACCESS_CONTROL_MAX_AGE, "86400"),
-        ],
-    )
-        .into_response()
 }
 
 /// The HTTP+JSON form of the edge's refusals (load shedding, the loopback check): answered
