@@ -686,7 +686,10 @@ mod tests {
             Some("application/json")
         );
         let metadata = send.message.metadata.as_ref().unwrap();
-        assert!(metadata.contains_key("skill_id"), "a Struct's keys are data");
+        assert!(
+            metadata.contains_key("skill_id"),
+            "a Struct's keys are data"
+        );
         let list: ListTasksRequest = serde_json::from_value(json!({
             "context_id": "c1", "page_size": 5, "page_token": "p", "history_length": 2,
             "status_timestamp_after": "2026-11-30T00:00:00Z", "include_artifacts": true}))

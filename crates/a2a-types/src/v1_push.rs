@@ -161,12 +161,15 @@ mod tests {
         let one: TaskPushNotificationConfigRequest =
             serde_json::from_value(json!({"task_id": "t-1", "id": "c-1"})).unwrap();
         assert_eq!(one.task_id, "t-1");
-        let list: ListTaskPushNotificationConfigsRequest = serde_json::from_value(
-            json!({"task_id": "t-1", "page_size": 2, "page_token": "c-1"}),
-        )
-        .unwrap();
+        let list: ListTaskPushNotificationConfigsRequest =
+            serde_json::from_value(json!({"task_id": "t-1", "page_size": 2, "page_token": "c-1"}))
+                .unwrap();
         assert_eq!(
-            (list.task_id.as_str(), list.page_size, list.page_token.as_deref()),
+            (
+                list.task_id.as_str(),
+                list.page_size,
+                list.page_token.as_deref()
+            ),
             ("t-1", Some(2), Some("c-1"))
         );
     }

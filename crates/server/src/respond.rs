@@ -21,7 +21,10 @@ pub fn preflight(methods: &'static str) -> Response {
         StatusCode::NO_CONTENT,
         [
             (header::ACCESS_CONTROL_ALLOW_METHODS, methods),
-            (header::ACCESS_CONTROL_ALLOW_HEADERS, ALLOWED_REQUEST_HEADERS),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                ALLOWED_REQUEST_HEADERS,
+            ),
             (header::ACCESS_CONTROL_MAX_AGE, "86400"),
         ],
     )

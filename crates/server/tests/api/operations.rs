@@ -142,7 +142,12 @@ async fn preflight_is_permissive() {
     // A browser sends only what the preflight allowed: a 1.0 client's A2A-Version and a kit
     // scenario's A2A-Simulate among them.
     let allowed = header_set(h["access-control-allow-headers"].to_str().unwrap());
-    for asked in ["content-type", "authorization", "a2a-version", "a2a-simulate"] {
+    for asked in [
+        "content-type",
+        "authorization",
+        "a2a-version",
+        "a2a-simulate",
+    ] {
         assert!(allowed.contains(asked), "{asked} in {allowed:?}");
     }
     assert!(h.get("set-cookie").is_none());

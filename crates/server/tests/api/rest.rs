@@ -805,13 +805,20 @@ async fn the_kits_scenarios_apply_to_rest_calls() {
 #[tokio::test]
 async fn a_browsers_preflight_is_answered_on_every_route() {
     let app = spawn_app(|_| {}).await;
-    for path in ["/message:send", "/tasks/t-1", "/tasks/t-1/pushNotificationConfigs/c-1"] {
+    for path in [
+        "/message:send",
+        "/tasks/t-1",
+        "/tasks/t-1/pushNotificationConfigs/c-1",
+    ] {
         let response = app
             .client
             .request(Method::OPTIONS, format!("{}{BASE}{path}", app.base))
             .header("origin", "https://orchestrator.example")
             .header("access-control-request-method", "DELETE")
-            .header("access-control-request-headers", "authorization,a2a-version")
+            .header(
+                "access-control-request-headers",
+                "authorization,a2a-version",
+            )
             .send()
             .await
             .unwrap();
