@@ -874,6 +874,27 @@ async fn json_rpc_1_0_reads_proto_field_names_too() {
     )
     .await;
     assert_eq!(listed.result()["configs"].as_array().unwrap().len(), 1);
-    let tasks = rpc1(&app, &token, "ListTasks", json!({"page_size": 1})).await;
-    assert_eq!(tasks.result()["tasks"][0]["id"], id.as_str());
+    let finished = rpc1(
+        &app,
+        &token,
+        "SendMessage",
+        json!({"message": {"message_id": uuid(), "role": "ROLE_USER",
+            "parts": [{"text": "finished"}], "metadata": {"skillId": "test_echo"}}}),
+    )
+    .await;
+    let finished_id = finished.result()["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tasks = rpc1(
+        &app,
+        &token,
+        "ListTasks",
+        json!({"page_size": 1, "include_artifacts": true}),
+    )
+    .await;
+    let page = tasks.result();
+    assert_eq!(page["tasks"].as_array().unwrap().len(), 1, "{page}");
+    assert_eq!(page["tasks"][0]["id"], finished_id.as_str());
+    assert!(!page["tasks"][0]["artifacts"].as_array().unwrap().is_empty());
 }
