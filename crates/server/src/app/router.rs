@@ -29,7 +29,7 @@ use crate::bindings::jsonrpc::handler;
 use crate::bindings::jsonrpc::methods;
 use crate::bindings::rest::handler::{self as rest, rest_handler};
 use crate::bindings::{AppState, no_skill_agent, skill_in_path};
-use crate::conformance;
+use crate::conformance::{self, Kit};
 use crate::edge::RenderRefusal;
 use crate::edge::body_deadline::DeadlineBody;
 use crate::edge::guard::{self, Guard};
@@ -66,50 +66,8 @@ pub struct OuterLayers {
 /// browser client needs to read. The loopback check (auth-off mode only) is outermost; the body
 /// deadline comes next, so every reader of a body is bound by it.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
-    // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
-    // and its trailing-slash form serves the same (clients that treat the URL as a base).
-    let rpc = get(serve_card)
-        .post(handler::rpc_handler)
-        .options(preflight)
-        .fallback(method_not_allowed);
     let kit = state.pipeline.kit.kit().cloned();
-    let authenticator = Arc::clone(&state.pipeline.authenticator);
-    let skill_rpc = get(serve_skill_card)
-        .post(handler::skill_rpc_handler)
-        .options(preflight)
-        .fallback(method_not_allowed);
-    let skill_agent = format!("{}/{{skill}}", paths::SKILL_AGENTS);
-    let jwks = push::jwks_routes(state.push.keys());
-    let routes = Router::new()
-        .route(RPC_PATH, rpc.clone())
-        .route(paths::RPC_PATH_SLASH, rpc)
-        .route(&skill_agent, skill_rpc.clone())
-        .route(&format!("{skill_agent}/"), skill_rpc)
-        .route(
-            &format!("{skill_agent}{}", paths::AGENT_CARD),
-            get(serve_skill_card),
-        )
-        .route(
-            &format!("{skill_agent}{}", paths::AGENT_CARD_LEGACY),
-            get(serve_skill_card),
-        )
-        .route(paths::REST_PATH, any(rest_handler))
-        .route(
-            &format!("{}/{{*operation}}", paths::REST_PATH),
-            any(rest_handler),
-        )
-        .route(paths::AGENT_CARD_LEGACY, get(serve_card))
-        .route(paths::AGENT_CARD, get(serve_card))
-        .route(paths::RESOURCE_METADATA, get(resource_metadata))
-        .route(paths::HEALTHZ, get(healthz))
-        .route(paths::READYZ, get(readyz))
-        .route(paths::METRICS, get(metrics))
-        .with_state(state)
-        .merge(jwks);
-    let routes = match &kit {
-        Some(kit) => routes.merge(conformance::routes(Arc::clone(kit), authenticator)),
-        None => routes,
-    };
+    let routes = routes(state, kit.as_ref());
     let body_read_timeout = outer.body_read_timeout;
     // The edge's refusals, written by the binding of the request's path.
     let render: RenderRefusal = edge_refusal;
@@ -146,6 +104,54 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .option_layer(kit.map(|kit| middleware::from_fn_with_state(kit, conformance::layer::simulate)))
         .service(routes);
     Router::new().fallback_service(stack)
+}
+
+/// Every route: both bindings' endpoints, each skill's agent, the cards, health, metrics, the
+/// push signing keys and, when on, the kit's pages.
+fn routes(state: Arc<AppState>, kit: Option<&Arc<Kit>>) -> Router {
+    // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
+    // and its trailing-slash form serves the same (clients that treat the URL as a base).
+    let rpc = get(serve_card)
+        .post(handler::rpc_handler)
+        .options(preflight)
+        .fallback(method_not_allowed);
+    let authenticator = Arc::clone(&state.pipeline.authenticator);
+    let skill_rpc = get(serve_skill_card)
+        .post(handler::skill_rpc_handler)
+        .options(preflight)
+        .fallback(method_not_allowed);
+    let skill_agent = format!("{}/{{skill}}", paths::SKILL_AGENTS);
+    let jwks = push::jwks_routes(state.push.keys());
+    let routes = Router::new()
+        .route(RPC_PATH, rpc.clone())
+        .route(paths::RPC_PATH_SLASH, rpc)
+        .route(&skill_agent, skill_rpc.clone())
+        .route(&format!("{skill_agent}/"), skill_rpc)
+        .route(
+            &format!("{skill_agent}{}", paths::AGENT_CARD),
+            get(serve_skill_card),
+        )
+        .route(
+            &format!("{skill_agent}{}", paths::AGENT_CARD_LEGACY),
+            get(serve_skill_card),
+        )
+        .route(paths::REST_PATH, any(rest_handler))
+        .route(
+            &format!("{}/{{*operation}}", paths::REST_PATH),
+            any(rest_handler),
+        )
+        .route(paths::AGENT_CARD_LEGACY, get(serve_card))
+        .route(paths::AGENT_CARD, get(serve_card))
+        .route(paths::RESOURCE_METADATA, get(resource_metadata))
+        .route(paths::HEALTHZ, get(healthz))
+        .route(paths::READYZ, get(readyz))
+        .route(paths::METRICS, get(metrics))
+        .with_state(state)
+        .merge(jwks);
+    match kit {
+        Some(kit) => routes.merge(conformance::routes(Arc::clone(kit), authenticator)),
+        None => routes,
+    }
 }
 
 /// The edge's refusal in the terms of the binding whose path the request is for.

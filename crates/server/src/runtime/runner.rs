@@ -86,29 +86,9 @@ impl RunningTask {
         work: impl Future<Output = Task> + Send,
     ) -> Result<(), StoreError> {
         let shared = &self.shared;
-        let mut working = self.task.clone();
-        working.status = TaskStatus {
-            state: TaskState::Working,
-            message: None,
-            timestamp: Some(now_timestamp()),
-        };
-        let working_json = StoredTask::of(&working)?.json;
-        if !self.renew(Some(&working_json)).await? {
+        let Some((working, working_json)) = self.start_working().await? else {
             return Ok(());
-        }
-        let event = TaskStatusUpdateEvent::new(
-            &working.id,
-            &working.context_id,
-            working.status.clone(),
-            false,
-        );
-        shared
-            .append(&self.owner, &self.key, &to_json(&event)?, false)
-            .await?;
-        shared
-            .entered(&self.owner, &working.id, &working_json)
-            .await;
-
+        };
         let mut renewal = tokio::time::interval(shared.settings.lease / 3);
         renewal.tick().await;
         let work = AssertUnwindSafe(work).catch_unwind();
@@ -130,7 +110,44 @@ impl RunningTask {
                 }
             }
         };
-        let (task, stored) = self.within_cap(task, &working_json)?;
+        self.finish(task, &working_json).await
+    }
+
+    /// Marks the task working: renews its lease with its working form, appends the status
+    /// event and tells the subscribers waiting for it. `None`: the task was canceled or reaped
+    /// meanwhile, and nothing runs.
+    async fn start_working(&self) -> Result<Option<(Task, Bytes)>, StoreError> {
+        let shared = &self.shared;
+        let mut working = self.task.clone();
+        working.status = TaskStatus {
+            state: TaskState::Working,
+            message: None,
+            timestamp: Some(now_timestamp()),
+        };
+        let working_json = StoredTask::of(&working)?.json;
+        if !self.renew(Some(&working_json)).await? {
+            return Ok(None);
+        }
+        let event = TaskStatusUpdateEvent::new(
+            &working.id,
+            &working.context_id,
+            working.status.clone(),
+            false,
+        );
+        shared
+            .append(&self.owner, &self.key, &to_json(&event)?, false)
+            .await?;
+        shared
+            .entered(&self.owner, &working.id, &working_json)
+            .await;
+        Ok(Some((working, working_json)))
+    }
+
+    /// Ends the task with what its work made: the artifacts not streamed yet, then the task
+    /// saved terminal under the lease and its event log closed.
+    async fn finish(&self, task: Task, working_json: &[u8]) -> Result<(), StoreError> {
+        let shared = &self.shared;
+        let (task, stored) = self.within_cap(task, working_json)?;
         let unsent: Vec<Artifact> = {
             let streamed = self.streamed.lock().unwrap_or_else(PoisonError::into_inner);
             task.artifacts

@@ -332,3 +332,140 @@ fn the_circle_finder_finds_a_circle() {
         ]
     );
 }
+
+/// The longest a function of the server may be, from its `fn` line to its closing brace, and
+/// the longest a file may be: past them, a function or file holds more than one job.
+const MAX_FUNCTION_LINES: usize = 80;
+const MAX_FILE_LINES: usize = 800;
+
+/// The source with comments, string and char literals blanked (their line breaks kept), so
+/// that the braces left are the code's.
+fn code_only(source: &str) -> Vec<u8> {
+    let text = source.as_bytes();
+    let mut code = text.to_vec();
+    let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
+        for byte in &mut code[from..to.min(text.len())] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let end = if rest.starts_with(b"//") {
+            rest.iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |n| i + n)
+        } else if rest.starts_with(b"/*") {
+            find(rest, b"*/").map_or(text.len(), |n| i + n + 2)
+        } else if rest.starts_with(b"r\"") || rest.starts_with(b"r#") {
+            let hashes = rest[1..].iter().take_while(|&&b| b == b'#').count();
+            if rest.get(1 + hashes) != Some(&b'"') {
+                i += 1;
+                continue;
+            }
+            let closing: Vec<u8> = std::iter::once(b'"').chain(vec![b'#'; hashes]).collect();
+            find(&rest[2 + hashes..], &closing)
+                .map_or(text.len(), |n| i + 2 + hashes + n + closing.len())
+        } else if rest[0] == b'"' {
+            let mut j = 1;
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            i + j + 1
+        } else if rest[0] == b'\'' && rest.get(1) == Some(&b'\\') {
+            rest.get(3..)
+                .and_then(|tail| tail.iter().position(|&b| b == b'\''))
+                .map_or(text.len(), |n| i + 4 + n)
+        } else if rest[0] == b'\'' && rest.get(2) == Some(&b'\'') {
+            i + 3
+        } else {
+            i += 1;
+            continue;
+        };
+        blank(&mut code, i, end);
+        i = end;
+    }
+    code
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// Each function of `source` longer than `max` lines, as `name (lines)`.
+fn long_functions(source: &str, max: usize) -> Vec<String> {
+    let code = code_only(source);
+    let line_of = |at: usize| code[..at].iter().filter(|&&b| b == b'\n').count();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut long = Vec::new();
+    for at in 0..code.len().saturating_sub(3) {
+        let keyword = code[at..].starts_with(b"fn ") && (at == 0 || !ident(code[at - 1]));
+        if !keyword {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .iter()
+            .take_while(|&&b| ident(b))
+            .map(|&b| b as char)
+            .collect();
+        let Some(open) = code[at..].iter().position(|&b| b == b'{' || b == b';') else {
+            continue;
+        };
+        if code[at + open] == b';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        for (offset, &byte) in code[at + open..].iter().enumerate() {
+            match byte {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => continue,
+            }
+            if depth == 0 {
+                let lines = line_of(at + open + offset) - line_of(at) + 1;
+                if lines > max {
+                    long.push(format!("{name} ({lines} lines)"));
+                }
+                break;
+            }
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_of_the_server_is_over_80_lines_and_no_file_over_800() {
+    let mut too_long = Vec::new();
+    for (module, path) in modules() {
+        let source = std::fs::read_to_string(&path).expect("a source file is readable");
+        let lines = source.lines().count();
+        if lines > MAX_FILE_LINES {
+            too_long.push(format!("{} ({lines} lines)", path.display()));
+        }
+        for function in long_functions(&source, MAX_FUNCTION_LINES) {
+            too_long.push(format!("{}::{function}", module.join("::")));
+        }
+    }
+    assert_eq!(
+        too_long,
+        Vec::<String>::new(),
+        "functions or files too long"
+    );
+}
+
+#[test]
+fn the_length_check_finds_a_long_function_past_braces_in_literals() {
+    let body = "    let x = 1;\n".repeat(80);
+    let source = format!(
+        "fn short() {{ let s = \"}}\"; let c = '{{'; }}\n// fn commented() {{\nfn long() {{\n{body}}}\nfn declared();\n"
+    );
+    assert_eq!(
+        long_functions(&source, 80),
+        vec!["long (82 lines)".to_string()]
+    );
+    assert_eq!(long_functions(&source, 82), Vec::<String>::new());
+}

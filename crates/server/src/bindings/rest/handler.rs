@@ -80,43 +80,40 @@ pub(crate) async fn rest_handler(
         };
         record(hook, &staged, &headers, called, &checked);
     }
-    let label = |real: &'static str| {
-        if staged.simulated() {
-            "simulated"
-        } else {
-            real
-        }
+    let mut response = answer(&state, &staged, row, checked, &request_id, started);
+    hook.mark(&staged, &mut response);
+    response
+}
+
+/// The call's outcome in this binding's terms, counted in the metrics under its method, the
+/// binding and the outcome (`simulated` for the kit's).
+fn answer(
+    state: &AppState,
+    staged: &Staged,
+    row: Option<&'static methods::Method>,
+    checked: Result<Answer, ApiError>,
+    request_id: &str,
+    started: Instant,
+) -> Response {
+    let outcome = match &checked {
+        _ if staged.simulated() => "simulated",
+        Ok(_) => "ok",
+        Err(error) => error.outcome(),
     };
-    let method_label = methods::label(row);
-    let mut response = match checked {
+    state
+        .metrics
+        .request(BINDING, methods::label(row), outcome, started.elapsed());
+    match checked {
         Ok(Answer::Reply(reply)) => {
-            state
-                .metrics
-                .request(BINDING, method_label, label("ok"), started.elapsed());
             let mut response = json_bytes(StatusCode::OK, reply.result, None);
             if let Some((decision, bucket)) = reply.rate {
                 rate_headers(response.headers_mut(), decision, bucket.as_str());
             }
             response
         }
-        Ok(Answer::Stream(streamed)) => {
-            state
-                .metrics
-                .request(BINDING, method_label, label("ok"), started.elapsed());
-            event_stream(streamed, &request_id)
-        }
-        Err(error) => {
-            state.metrics.request(
-                BINDING,
-                method_label,
-                label(error.outcome()),
-                started.elapsed(),
-            );
-            error::status_response(error, &request_id, Some(&state.challenge))
-        }
-    };
-    hook.mark(&staged, &mut response);
-    response
+        Ok(Answer::Stream(streamed)) => event_stream(streamed, request_id),
+        Err(error) => error::status_response(error, request_id, Some(&state.challenge)),
+    }
 }
 
 /// The request's extensions the endpoint reads: its id, a spent failed-authentication budget,

@@ -69,102 +69,13 @@ pub(crate) fn resolve(
     let below = path.strip_prefix(REST_PATH).unwrap_or(path);
     let segments: Vec<&str> = below.split('/').filter(|s| !s.is_empty()).collect();
     let not_found = || ApiError::MethodNotFound(format!("{method} {path}"));
-    let (name, allowed, body, fields, options): (&str, &[Method], BodyUse, _, &[(&str, Kind)]) =
-        match segments.as_slice() {
-            ["message:send"] => (
-                "SendMessage",
-                &[Method::POST],
-                BodyUse::Required,
-                Map::new(),
-                &[],
-            ),
-            ["message:stream"] => (
-                "SendStreamingMessage",
-                &[Method::POST],
-                BodyUse::Required,
-                Map::new(),
-                &[],
-            ),
-            ["extendedAgentCard"] => (
-                "GetExtendedAgentCard",
-                &[Method::GET],
-                BodyUse::None,
-                Map::new(),
-                &[],
-            ),
-            ["tasks"] => (
-                "ListTasks",
-                &[Method::GET],
-                BodyUse::None,
-                Map::new(),
-                LIST_TASKS,
-            ),
-            ["tasks", action] => match action.rsplit_once(':') {
-                Some((id, "cancel")) => (
-                    "CancelTask",
-                    &[Method::POST],
-                    BodyUse::Optional,
-                    ids(&[("id", id)])?,
-                    &[],
-                ),
-                Some((id, "subscribe")) => (
-                    "SubscribeToTask",
-                    &[Method::GET, Method::POST],
-                    BodyUse::Optional,
-                    ids(&[("id", id)])?,
-                    &[],
-                ),
-                Some(_) => return Err(not_found()),
-                None => (
-                    "GetTask",
-                    &[Method::GET],
-                    BodyUse::None,
-                    ids(&[("id", action)])?,
-                    GET_TASK,
-                ),
-            },
-            ["tasks", task, "pushNotificationConfigs"] => {
-                let fields = ids(&[("taskId", task)])?;
-                if *method == Method::POST {
-                    (
-                        "CreateTaskPushNotificationConfig",
-                        &[Method::POST],
-                        BodyUse::Required,
-                        fields,
-                        &[],
-                    )
-                } else {
-                    (
-                        "ListTaskPushNotificationConfigs",
-                        &[Method::GET, Method::POST],
-                        BodyUse::None,
-                        fields,
-                        LIST_CONFIGS,
-                    )
-                }
-            }
-            ["tasks", task, "pushNotificationConfigs", config] => {
-                let fields = ids(&[("taskId", task), ("id", config)])?;
-                if *method == Method::DELETE {
-                    (
-                        "DeleteTaskPushNotificationConfig",
-                        &[Method::DELETE],
-                        BodyUse::None,
-                        fields,
-                        &[],
-                    )
-                } else {
-                    (
-                        "GetTaskPushNotificationConfig",
-                        &[Method::GET, Method::DELETE],
-                        BodyUse::None,
-                        fields,
-                        &[],
-                    )
-                }
-            }
-            _ => return Err(not_found()),
-        };
+    let Operation {
+        name,
+        allowed,
+        body,
+        mut fields,
+        options,
+    } = operation(method, &segments)?.ok_or_else(not_found)?;
     if !allowed.contains(method) {
         let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
         return Err(ApiError::InvalidRequest {
@@ -176,9 +87,99 @@ pub(crate) fn resolve(
         });
     }
     let row = methods::find(name).ok_or_else(not_found)?;
-    let mut fields = fields;
     read_query(query, options, &mut fields)?;
     Ok(Route { row, fields, body })
+}
+
+/// What a resource URL names: its 1.0 method, the HTTP methods it takes, whether it reads a
+/// body, the fields its path gives and the query options it reads.
+struct Operation {
+    name: &'static str,
+    allowed: &'static [Method],
+    body: BodyUse,
+    fields: Map<String, Value>,
+    options: &'static [(&'static str, Kind)],
+}
+
+const POST: &[Method] = &[Method::POST];
+const GET: &[Method] = &[Method::GET];
+const GET_OR_POST: &[Method] = &[Method::GET, Method::POST];
+const DELETE: &[Method] = &[Method::DELETE];
+const GET_OR_DELETE: &[Method] = &[Method::GET, Method::DELETE];
+
+impl Operation {
+    fn new(name: &'static str, allowed: &'static [Method], body: BodyUse) -> Self {
+        Operation {
+            name,
+            allowed,
+            body,
+            fields: Map::new(),
+            options: &[],
+        }
+    }
+
+    /// The operation with the fields its path gives.
+    fn with(self, fields: Map<String, Value>) -> Self {
+        Operation { fields, ..self }
+    }
+
+    /// The operation reading these query options.
+    fn reading(self, options: &'static [(&'static str, Kind)]) -> Self {
+        Operation { options, ..self }
+    }
+}
+
+/// The operation the path's `segments` name (`None`: none), with the ids they hold. A
+/// collection with two operations is told apart by `method`.
+fn operation(method: &Method, segments: &[&str]) -> Result<Option<Operation>, ApiError> {
+    let op = Operation::new;
+    let operation = match segments {
+        ["message:send"] => op("SendMessage", POST, BodyUse::Required),
+        ["message:stream"] => op("SendStreamingMessage", POST, BodyUse::Required),
+        ["extendedAgentCard"] => op("GetExtendedAgentCard", GET, BodyUse::None),
+        ["tasks"] => op("ListTasks", GET, BodyUse::None).reading(LIST_TASKS),
+        ["tasks", action] => match action.rsplit_once(':') {
+            Some((id, "cancel")) => {
+                op("CancelTask", POST, BodyUse::Optional).with(ids(&[("id", id)])?)
+            }
+            Some((id, "subscribe")) => {
+                op("SubscribeToTask", GET_OR_POST, BodyUse::Optional).with(ids(&[("id", id)])?)
+            }
+            Some(_) => return Ok(None),
+            None => op("GetTask", GET, BodyUse::None)
+                .with(ids(&[("id", action)])?)
+                .reading(GET_TASK),
+        },
+        ["tasks", task, "pushNotificationConfigs"] => {
+            let fields = ids(&[("taskId", task)])?;
+            if *method == Method::POST {
+                op("CreateTaskPushNotificationConfig", POST, BodyUse::Required).with(fields)
+            } else {
+                op(
+                    "ListTaskPushNotificationConfigs",
+                    GET_OR_POST,
+                    BodyUse::None,
+                )
+                .with(fields)
+                .reading(LIST_CONFIGS)
+            }
+        }
+        ["tasks", task, "pushNotificationConfigs", config] => {
+            let fields = ids(&[("taskId", task), ("id", config)])?;
+            if *method == Method::DELETE {
+                op("DeleteTaskPushNotificationConfig", DELETE, BodyUse::None).with(fields)
+            } else {
+                op(
+                    "GetTaskPushNotificationConfig",
+                    GET_OR_DELETE,
+                    BodyUse::None,
+                )
+                .with(fields)
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(operation))
 }
 
 /// The ids of a path, each segment percent-decoded.
