@@ -2,10 +2,26 @@
 //! that the error renderer, the method table and the card all name the wire the same way.
 
 use axum::http::HeaderMap;
+use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
 /// The request header that names the A2A version a client speaks (absent means 0.3).
 pub const VERSION_HEADER: &str = "a2a-version";
+
+/// The `A2A-Version` query parameter of a request's `query`, decoded: A2A 1.0 lets a client
+/// that cannot set the header give its version there. The name is matched without regard to
+/// case, as a header's is; the first readable one counts.
+pub fn query_version(query: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = percent_decode_str(name).decode_utf8().ok()?;
+        if !name.eq_ignore_ascii_case(VERSION_HEADER) {
+            return None;
+        }
+        let value = percent_decode_str(value).decode_utf8().ok()?;
+        Some(value.into_owned())
+    })
+}
 
 /// The `A2A-Version` request header, when it is readable text.
 pub fn version_header(headers: &HeaderMap) -> Option<&str> {
@@ -83,4 +99,23 @@ fn major_minor(version: &str) -> Option<(u64, u64)> {
         None => 0,
     };
     Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_is_read_from_the_query_by_any_case_of_its_name() {
+        assert_eq!(query_version("A2A-Version=1.0").as_deref(), Some("1.0"));
+        assert_eq!(
+            query_version("pageSize=2&a2a-version=1.0.1").as_deref(),
+            Some("1.0.1")
+        );
+        assert_eq!(query_version("A2A%2DVersion=0%2E3").as_deref(), Some("0.3"));
+        assert_eq!(query_version("A2A-Version=").as_deref(), Some(""));
+        assert_eq!(query_version("A2A-Version").as_deref(), Some(""));
+        assert_eq!(query_version("version=1.0"), None);
+        assert_eq!(query_version("A2A-Version=%FF&A2A-Version=1.0").as_deref(), Some("1.0"));
+    }
 }

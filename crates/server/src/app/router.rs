@@ -39,7 +39,7 @@ use crate::paths::{self, RPC_PATH};
 use crate::push;
 use crate::respond::{self, json_bytes};
 use crate::telemetry::UserText;
-use crate::wire::version_header;
+use crate::wire::{self, VERSION_HEADER, version_header};
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const EXPOSED_HEADERS: &str =
@@ -81,6 +81,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
         }))
         .map_response(|response: Response<_>| response.map(Body::new))
+        .layer(MapRequestLayer::new(version_from_query))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))
         .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
@@ -152,6 +153,19 @@ fn routes(state: Arc<AppState>, kit: Option<&Arc<Kit>>) -> Router {
         Some(kit) => routes.merge(conformance::routes(Arc::clone(kit), authenticator)),
         None => routes,
     }
+}
+
+/// A version given as the `A2A-Version` query parameter becomes the header it stands for when
+/// the request has none, so every binding and the edge read the version in one place; the
+/// header wins when both are given.
+fn version_from_query(mut request: Request) -> Request {
+    if !request.headers().contains_key(VERSION_HEADER)
+        && let Some(version) = request.uri().query().and_then(wire::query_version)
+        && let Ok(value) = HeaderValue::from_str(&version)
+    {
+        request.headers_mut().insert(VERSION_HEADER, value);
+    }
+    request
 }
 
 /// The edge's refusal in the terms of the binding whose path the request is for.

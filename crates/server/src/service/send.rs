@@ -263,7 +263,7 @@ impl A2aService {
         })))
     }
 
-    /// The finished task a message continues (`taskId`), read and checked: it stored_ending, it may be
+    /// The finished task a message continues (`taskId`), read and checked: it has ended, it may be
     /// continued on this wire, the message's context is its own, and it stays within the size
     /// cap with the message added.
     async fn continued(

@@ -456,3 +456,44 @@ async fn metrics_name_each_1_0_method() {
         assert!(text.contains(line), "{line} in {text}");
     }
 }
+
+#[tokio::test]
+async fn the_version_may_come_as_a_query_parameter() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("v1-query-version", Plan::Pro);
+    let at = |query: &str, header: Option<&str>| {
+        let mut request = app
+            .client
+            .post(format!("{}/api/v1/a2a?{query}", app.base))
+            .header("content-type", "application/json")
+            .bearer_auth(&token)
+            .body("{");
+        if let Some(version) = header {
+            request = request.header("A2A-Version", version);
+        }
+        reply(request)
+    };
+    // A body that does not parse names no method: the version alone chooses the wire.
+    assert_v1_error(&at("A2A-Version=1.0", None).await, -32700, "PARSE_ERROR", 200);
+    let legacy = at("a2a-version=", None).await;
+    assert_eq!(legacy.body["error"]["data"]["name"], "PARSE_ERROR", "empty is 0.3");
+    let unsupported = at("A2A-Version=2.0", None).await;
+    let metadata = assert_v1_error(&unsupported, -32009, "VERSION_NOT_SUPPORTED", 200);
+    assert_eq!(metadata["requestedVersion"], "2.0");
+    let header_wins = at("A2A-Version=2.0", Some("1.0")).await;
+    assert_v1_error(&header_wins, -32700, "PARSE_ERROR", 200);
+    let rest = reply(
+        app.client
+            .get(format!(
+                "{}/api/v1/a2a/rest/tasks?A2A-Version=9.9",
+                app.base
+            ))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(rest.status, 400, "{}", rest.body);
+    assert_eq!(
+        rest.body["error"]["details"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+}

@@ -91,13 +91,18 @@ impl<'a> ParsedBody<'a> {
     }
 }
 
-/// Whether the request's `Content-Type` is JSON.
+/// Whether the request's `Content-Type` is JSON: `application/json`, or A2A 1.0's
+/// `application/a2a+json`, with any parameters.
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+        .map(str::trim)
+        .is_some_and(|media| {
+            media.eq_ignore_ascii_case("application/json")
+                || media.eq_ignore_ascii_case("application/a2a+json")
+        })
 }
 
 /// The id and method of a body, as far as it parses: the id is echoed even on refusals, and

@@ -239,7 +239,9 @@ impl Answered {
         }
         self.content_type = Some(kit::wrong_media(headers));
         Err(ApiError::InvalidRequest {
-            message: "Invalid request: Content-Type must be application/json".into(),
+            message:
+                "Invalid request: Content-Type must be application/json or application/a2a+json"
+                    .into(),
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
         })
     }

@@ -260,25 +260,14 @@ fn unread(fault: BodyFault, state: &AppState) -> ApiError {
 
 /// The media type of a body: `application/a2a+json` or `application/json` (415 otherwise).
 fn media_type(headers: &HeaderMap) -> Result<(), ApiError> {
-    let media = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::trim);
-    match media {
-        Some(media)
-            if media.eq_ignore_ascii_case("application/json")
-                || media.eq_ignore_ascii_case("application/a2a+json") =>
-        {
-            Ok(())
-        }
-        _ => Err(ApiError::InvalidRequest {
-            message:
-                "Invalid request: Content-Type must be application/a2a+json or application/json"
-                    .into(),
-            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        }),
+    if envelope::is_json(headers) {
+        return Ok(());
     }
+    Err(ApiError::InvalidRequest {
+        message: "Invalid request: Content-Type must be application/a2a+json or application/json"
+            .into(),
+        status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+    })
 }
 
 /// The caller's language preference: its `Accept-Language`, at most 256 characters.
