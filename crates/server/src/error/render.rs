@@ -65,6 +65,28 @@ impl Failure<'_> {
 
 impl IntoResponse for Failure<'_> {
     fn into_response(self) -> Response {
+        self.respond(Framing::Json)
+    }
+}
+
+/// How a failed call's JSON-RPC error is carried.
+enum Framing {
+    /// As the JSON body.
+    Json,
+    /// As the one event of an event stream.
+    Event,
+}
+
+impl Failure<'_> {
+    /// The failure of a streaming method, as the reference servers answer it: an event stream
+    /// of one event, the JSON-RPC error, with the status and headers of the JSON answer. SDK
+    /// streaming clients read the error from the stream, and report a JSON body as a wrong
+    /// content type instead of the error it holds.
+    pub fn into_event_stream(self) -> Response {
+        self.respond(Framing::Event)
+    }
+
+    fn respond(self, framing: Framing) -> Response {
         let Failure {
             error,
             wire,
@@ -79,7 +101,19 @@ impl IntoResponse for Failure<'_> {
         } else {
             (error.status(), error.to_object(request_id))
         };
-        let mut response = rpc_body(status, &RpcResponse::failure(id, object));
+        let (status, body) = rpc_body(status, &RpcResponse::failure(id, object));
+        let mut response = match framing {
+            Framing::Json => json_bytes(status, body, None),
+            Framing::Event => (
+                status,
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                ],
+                format!("data: {}\n\n", String::from_utf8_lossy(&body)),
+            )
+                .into_response(),
+        };
         failure_headers(response.headers_mut(), &error, status, challenge);
         response
     }
@@ -180,15 +214,16 @@ fn www_authenticate(challenge: &str, reason: &AuthError) -> String {
     format!("{challenge}, error=\"invalid_token\", error_description=\"{description}\"")
 }
 
-fn rpc_body(status: StatusCode, body: &RpcResponse) -> Response {
+/// The status and JSON text of a JSON-RPC error response; an internal error when it cannot be
+/// written.
+fn rpc_body(status: StatusCode, body: &RpcResponse) -> (StatusCode, Bytes) {
     match serde_json::to_vec(body) {
-        Ok(bytes) => json_bytes(status, Bytes::from(bytes), None),
-        Err(_) => json_bytes(
+        Ok(bytes) => (status, Bytes::from(bytes)),
+        Err(_) => (
             StatusCode::OK,
             Bytes::from_static(
                 br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error","data":{"name":"INTERNAL_ERROR"}}}"#,
             ),
-            None,
         ),
     }
 }

@@ -267,11 +267,23 @@ pub async fn reply(request: reqwest::RequestBuilder) -> Reply {
     into_reply(request.send().await.expect("request")).await
 }
 
+/// The answer as JSON; a stream of one event (a streaming method's failure) as that event.
 async fn into_reply(response: reqwest::Response) -> Reply {
     let status = response.status();
     let headers = response.headers().clone();
     let text = response.text().await.expect("body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    let streamed = headers
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .collect();
+    let body = match events.as_slice() {
+        [event] if streamed => serde_json::from_str(event.trim()),
+        _ => serde_json::from_str(&text),
+    }
+    .unwrap_or(Value::String(text));
     Reply {
         status,
         headers,

@@ -215,17 +215,75 @@ async fn with_streaming_off_the_stream_methods_are_refused_as_before() {
 }
 
 #[tokio::test]
-async fn a_bad_stream_request_is_an_ordinary_json_rpc_error() {
-    let app = spawn_app(|_| {}).await;
+async fn a_failed_stream_request_is_answered_as_one_error_event() {
+    let app = spawn_app(|s| s.tasks.max_streams_per_user = 1).await;
     let token = app.token("streamer", Plan::Pro);
-    let (status, content_type, answer) =
-        events(&app, &token, &stream_body("no_such_skill", "x")).await;
+    let resubscribe = json!({"jsonrpc": "2.0", "id": "r", "method": "tasks/resubscribe",
+        "params": {"id": "no-such-task"}});
+    let subscribe = json!({"jsonrpc": "2.0", "id": "s", "method": "SubscribeToTask",
+        "params": {"id": "no-such-task"}});
+    let mut from_the_agent = send_v1_body("SendStreamingMessage", "test_echo", "x", json!({}));
+    from_the_agent["params"]["message"]["role"] = json!("ROLE_AGENT");
+    let cases = [
+        (stream_body("no_such_skill", "x"), -32002, json!(1)),
+        (resubscribe, -32001, json!("r")),
+        (subscribe, -32001, json!("s")),
+        (from_the_agent, -32602, json!("v1-call")),
+    ];
+    for (body, code, id) in cases {
+        let (status, content_type, answer) = events(&app, &token, &body).await;
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "{content_type}: {answer:?}"
+        );
+        assert_eq!(status, 200);
+        assert_eq!(answer.len(), 1, "one event: {answer:?}");
+        assert_eq!(answer[0]["error"]["code"], code, "{answer:?}");
+        assert_eq!(answer[0]["id"], id, "{answer:?}");
+    }
+    // A refusal with its own status keeps it, and its headers.
+    let held = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .json(&stream_body("test_slow", "wait"))
+        .send()
+        .await
+        .expect("request");
+    let refused = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .bearer_auth(&token)
+        .json(&stream_body("test_echo", "more"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(refused.status().as_u16(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
     assert!(
-        content_type.starts_with("application/json"),
-        "{content_type}"
+        refused.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
     );
-    assert_eq!(status, 200);
-    assert!(answer[0]["error"]["code"].is_i64(), "{answer:?}");
+    let text = refused.text().await.unwrap();
+    assert!(text.starts_with("data: ") && text.contains("-32003"), "{text}");
+    drop(held);
+    // Without a token nothing is known of the method: the refusal is JSON, as for any call.
+    let anonymous = app
+        .client
+        .post(format!("{}/api/v1/a2a", app.base))
+        .json(&stream_body("test_echo", "x"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(anonymous.status().as_u16(), 401);
+    assert!(
+        anonymous.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
 }
 
 /// A non-blocking send of the slow skill: answered at once, read while it works, cancelled

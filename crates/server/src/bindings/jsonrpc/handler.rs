@@ -380,9 +380,13 @@ impl Answered {
                 state
                     .metrics
                     .request(BINDING, method, label(error.outcome()), started.elapsed());
-                Failure::new(error, self.wire, self.id, request_id)
-                    .with_challenge(&state.challenge)
-                    .into_response()
+                let failure = Failure::new(error, self.wire, self.id, request_id)
+                    .with_challenge(&state.challenge);
+                if self.row.is_some_and(Method::streams) {
+                    failure.into_event_stream()
+                } else {
+                    failure.into_response()
+                }
             }
         }
     }

@@ -210,6 +210,14 @@ pub static METHODS: [Method; 22] = [
     ),
 ];
 
+impl Method {
+    /// Whether the method answers with an event stream (`message/stream`, `tasks/resubscribe`,
+    /// `SendStreamingMessage`, `SubscribeToTask`): its failures are sent as one event too.
+    pub fn streams(&self) -> bool {
+        matches!(self.handler, Handler::Optional(Capability::Streaming, ..))
+    }
+}
+
 const fn serve(name: &'static str, version: Version, metering: Metering, parse: Parse) -> Method {
     Method {
         name,
