@@ -116,6 +116,9 @@ mod tests {
         assert_eq!(query_version("A2A-Version=").as_deref(), Some(""));
         assert_eq!(query_version("A2A-Version").as_deref(), Some(""));
         assert_eq!(query_version("version=1.0"), None);
-        assert_eq!(query_version("A2A-Version=%FF&A2A-Version=1.0").as_deref(), Some("1.0"));
+        assert_eq!(
+            query_version("A2A-Version=%FF&A2A-Version=1.0").as_deref(),
+            Some("1.0")
+        );
     }
 }

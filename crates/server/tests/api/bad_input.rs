@@ -193,13 +193,22 @@ async fn transport_refusals_have_json_bodies() {
     let reply = app.post_raw(Some(&token), None, good.clone()).await;
     assert_eq!((reply.status.as_u16(), reply.code()), (415, -32600));
     let reply = app
-        .post_raw(Some(&token), Some("Application/JSON; charset=utf-8"), good.clone())
+        .post_raw(
+            Some(&token),
+            Some("Application/JSON; charset=utf-8"),
+            good.clone(),
+        )
         .await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
     let reply = app
         .post_raw(Some(&token), Some("application/a2a+json"), good)
         .await;
-    assert_eq!(reply.status.as_u16(), 200, "A2A 1.0's media type: {}", reply.body);
+    assert_eq!(
+        reply.status.as_u16(),
+        200,
+        "A2A 1.0's media type: {}",
+        reply.body
+    );
 
     let big = "x".repeat(10 * 1024 * 1024);
     let body = send_body("test_echo", &big, &uuid()).to_string();

@@ -267,7 +267,10 @@ async fn a_failed_stream_request_is_answered_as_one_error_event() {
             .starts_with("text/event-stream")
     );
     let text = refused.text().await.unwrap();
-    assert!(text.starts_with("data: ") && text.contains("-32003"), "{text}");
+    assert!(
+        text.starts_with("data: ") && text.contains("-32003"),
+        "{text}"
+    );
     drop(held);
     // Without a token nothing is known of the method: the refusal is JSON, as for any call.
     let anonymous = app

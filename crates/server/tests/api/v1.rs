@@ -474,9 +474,17 @@ async fn the_version_may_come_as_a_query_parameter() {
         reply(request)
     };
     // A body that does not parse names no method: the version alone chooses the wire.
-    assert_v1_error(&at("A2A-Version=1.0", None).await, -32700, "PARSE_ERROR", 200);
+    assert_v1_error(
+        &at("A2A-Version=1.0", None).await,
+        -32700,
+        "PARSE_ERROR",
+        200,
+    );
     let legacy = at("a2a-version=", None).await;
-    assert_eq!(legacy.body["error"]["data"]["name"], "PARSE_ERROR", "empty is 0.3");
+    assert_eq!(
+        legacy.body["error"]["data"]["name"], "PARSE_ERROR",
+        "empty is 0.3"
+    );
     let unsupported = at("A2A-Version=2.0", None).await;
     let metadata = assert_v1_error(&unsupported, -32009, "VERSION_NOT_SUPPORTED", 200);
     assert_eq!(metadata["requestedVersion"], "2.0");
