@@ -461,13 +461,19 @@ async fn metrics_name_each_1_0_method() {
 async fn the_version_may_come_as_a_query_parameter() {
     let app = spawn_app(|_| {}).await;
     let token = app.token("v1-query-version", Plan::Pro);
+    let get_task = json!({"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "x"}});
     let at = |query: &str, header: Option<&str>| {
+        let body = if query.contains("2.0") {
+            get_task.to_string()
+        } else {
+            "{".to_string()
+        };
         let mut request = app
             .client
             .post(format!("{}/api/v1/a2a?{query}", app.base))
             .header("content-type", "application/json")
             .bearer_auth(&token)
-            .body("{");
+            .body(body);
         if let Some(version) = header {
             request = request.header("A2A-Version", version);
         }
@@ -489,7 +495,7 @@ async fn the_version_may_come_as_a_query_parameter() {
     let metadata = assert_v1_error(&unsupported, -32009, "VERSION_NOT_SUPPORTED", 200);
     assert_eq!(metadata["requestedVersion"], "2.0");
     let header_wins = at("A2A-Version=2.0", Some("1.0")).await;
-    assert_v1_error(&header_wins, -32700, "PARSE_ERROR", 200);
+    assert_v1_error(&header_wins, -32001, "TASK_NOT_FOUND", 200);
     let rest = reply(
         app.client
             .get(format!(
