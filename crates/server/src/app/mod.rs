@@ -336,12 +336,7 @@ impl Application {
         };
         let service = service(&settings, skills, tasks, limiter, Arc::clone(&metrics));
         let card = documents::agent_card(&settings, &base_url, &service);
-        let signer = settings.signs_card().then(|| {
-            Arc::new(CardSigner::new(
-                Arc::clone(push.keys()),
-                format!("{base_url}{}", crate::paths::JWKS),
-            ))
-        });
+        let signer = card_signer(&settings, &push, &base_url);
         let (cards, skill_cards) = served_cards(&card, &service, &base_url, signer)?;
         let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
@@ -581,6 +576,17 @@ async fn limiter(
                 Arc::new(limiter)
             }
         }
+    })
+}
+
+/// The signer of the cards when the deployment signs them (`agent.sign_card`): the push key
+/// file every replica shares, published at `/.well-known/jwks.json`.
+fn card_signer(settings: &Settings, push: &Push, base_url: &str) -> Option<Arc<CardSigner>> {
+    settings.signs_card().then(|| {
+        Arc::new(CardSigner::new(
+            Arc::clone(push.keys()),
+            format!("{base_url}{}", crate::paths::JWKS),
+        ))
     })
 }
 
