@@ -19,8 +19,9 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 BIN=$target/debug/magisterium-a2a
 WORK=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# Streaming off, so that resubscription is a method the card does not offer (unsupported-method).
 export A2A__SERVER__BIND=127.0.0.1:$port A2A__CONFORMANCE__ENABLED=true A2A__DATA__DIR=$WORK/data \
-  A2A__AUTH__HS256_SECRET=page-test-secret-0123456789abcdefghij
+  A2A__AUTH__HS256_SECRET=page-test-secret-0123456789abcdefghij A2A__AGENT__STREAMING=false
 "$BIN" --config-dir "$WORK/none" serve >"$WORK/out" 2>"$WORK/log" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -34,7 +35,7 @@ rpc -H 'Content-Type: application/json' -H 'A2A-Simulate: rate_limited;retry_aft
   -d '{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"p-1","role":"user","parts":[{"kind":"text","text":"today"}],"metadata":{"skillId":"saints_of_the_day"}}}}'
 rpc -H 'Content-Type: application/json' \
   -d '{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","messageId":"p-2","role":"user","parts":[{"kind":"text","text":"today"}],"metadata":{"skillId":"saints_of_the_day"}}}}'
-rpc -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":4,"method":"agent/getAuthenticatedExtendedCard","params":{}}'
+rpc -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":4,"method":"tasks/resubscribe","params":{"id":"x"}}'
 for i in $(seq 5 304); do
   rpc -H 'Content-Type: text/plain' -d "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tasks/get\",\"params\":{\"id\":\"x\"}}"
 done

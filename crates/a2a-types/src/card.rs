@@ -83,7 +83,8 @@ pub struct AgentCard {
     pub security: Vec<Map<String, Value>>,
     /// The skills.
     pub skills: Vec<AgentSkill>,
-    /// Whether an authenticated extended card exists (never).
+    /// Whether `agent/getAuthenticatedExtendedCard` answers a card with more for an
+    /// authenticated caller (this server: yes, the caller's plan).
     pub supports_authenticated_extended_card: bool,
     /// The A2A 1.0 list of endpoints and the protocol version each speaks; 1.0 clients read
     /// this instead of `url`/`preferredTransport`/`protocolVersion`, which 0.3 clients read.

@@ -66,7 +66,7 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
                 }
             })
             .collect(),
-        supports_authenticated_extended_card: false,
+        supports_authenticated_extended_card: true,
         supported_interfaces: vec![
             AgentInterface {
                 url: format!("{base_url}{RPC_PATH}"),

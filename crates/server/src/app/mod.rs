@@ -24,6 +24,7 @@ use tokio::net::TcpListener;
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::bindings::AppState;
 use crate::bindings::card::ServedCards;
+use crate::bindings::card::signed::CardSigner;
 use crate::bindings::jsonrpc::envelope::BodyLimits;
 use crate::config::{AuthMode, ConfigError, LimitBackend, Settings, StoreBackend};
 use crate::conformance::Kit;
@@ -335,7 +336,8 @@ impl Application {
         };
         let service = service(&settings, skills, tasks, limiter, Arc::clone(&metrics));
         let card = documents::agent_card(&settings, &base_url, &service);
-        let (cards, skill_cards) = served_cards(&card, &service, &base_url)?;
+        let signer = card_signer(&settings, &push, &base_url);
+        let (cards, skill_cards) = served_cards(&card, &service, &base_url, signer)?;
         let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
         let state = Arc::new(AppState {
             pipeline: pipeline(&settings, service, authenticator, kit.clone()),
@@ -459,6 +461,7 @@ fn service(
             max_list_page_bytes: settings.store.max_list_page_bytes,
         },
     )
+    .with_plan_limits(settings.limits_apply().then(|| settings.limits.clone()))
 }
 
 /// The steps of a call and the service they lead to.
@@ -576,14 +579,27 @@ async fn limiter(
     })
 }
 
-/// The agent card in both forms, and each skill's own agent's card, serialised once.
+/// The signer of the cards when the deployment signs them (`agent.sign_card`): the push key
+/// file every replica shares, published at `/.well-known/jwks.json`.
+fn card_signer(settings: &Settings, push: &Push, base_url: &str) -> Option<Arc<CardSigner>> {
+    settings.signs_card().then(|| {
+        Arc::new(CardSigner::new(
+            Arc::clone(push.keys()),
+            format!("{base_url}{}", crate::paths::JWKS),
+        ))
+    })
+}
+
+/// The agent card in both forms, and each skill's own agent's card, serialised once, signed by
+/// `signer` when the deployment signs its cards.
 fn served_cards(
     card: &AgentCard,
     service: &A2aService,
     base_url: &str,
+    signer: Option<Arc<CardSigner>>,
 ) -> Result<(ServedCards, BTreeMap<&'static str, ServedCards>), StartupError> {
     let serialised = |card: &AgentCard| {
-        ServedCards::new(card, chrono::Utc::now()).map_err(|e| StartupError::Io {
+        ServedCards::new(card, chrono::Utc::now(), signer.clone()).map_err(|e| StartupError::Io {
             context: "serialising the agent card".into(),
             source: std::io::Error::other(e),
         })

@@ -15,7 +15,7 @@ use axum::extract::rejection::PathRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use crate::bindings::card::ServedCards;
+use crate::bindings::card::{AgentCards, ServedCards};
 use crate::bindings::jsonrpc::envelope::BodyLimits;
 use crate::metrics::Metrics;
 use crate::paths;
@@ -45,6 +45,16 @@ pub(crate) struct AppState {
     pub(crate) body_limits: BodyLimits,
     /// Push notifications: configs, queue, and the key whose JWK set is served.
     pub(crate) push: Arc<Push>,
+}
+
+impl AppState {
+    /// Every agent's cards, of which an extended card is made.
+    pub(crate) fn agent_cards(&self) -> AgentCards<'_> {
+        AgentCards {
+            main: &self.cards,
+            skills: &self.skill_cards,
+        }
+    }
 }
 
 /// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no

@@ -92,6 +92,13 @@ pub struct AgentSettings {
     /// `capabilities.pushNotifications`; off, those methods are refused and inline configs
     /// ignored, as the hosted reference does.
     pub push_notifications: bool,
+    /// Sign the agent cards (A2A 1.0 §8.4, `A2A__AGENT__SIGN_CARD`): each form of each card
+    /// carries a JWS over its canonical form, made with the key of `push.signing_key_path`,
+    /// whose public half `/.well-known/jwks.json` serves. Unset: on when that key file is
+    /// configured, off otherwise (a key generated at start would give every replica a
+    /// signature, and so an `ETag`, of its own); `true` without the key file is refused at
+    /// start.
+    pub sign_card: Option<bool>,
 }
 
 impl Default for AgentSettings {
@@ -105,6 +112,7 @@ impl Default for AgentSettings {
             documentation_url: None,
             streaming: true,
             push_notifications: true,
+            sign_card: None,
         }
     }
 }
@@ -416,6 +424,12 @@ impl Settings {
         self.store.validate()?;
         self.limits.validate(&self.store)?;
         self.conformance.validate(&self.profile)?;
+        if self.agent.sign_card == Some(true) && self.push.signing_key_path.is_none() {
+            return Err(ConfigError::invalid(
+                "agent.sign_card",
+                "is true but no signing key is configured: set push.signing_key_path (env A2A__PUSH__SIGNING_KEY_PATH) to the PEM file (PKCS#8, P-256) every replica shares, or leave agent.sign_card unset",
+            ));
+        }
         if self.liturgy.time_zone.parse::<chrono_tz::Tz>().is_err() {
             return Err(ConfigError::invalid(
                 "liturgy.time_zone",
@@ -434,6 +448,14 @@ impl Settings {
             return Err(ConfigError::invalid(key, reason));
         }
         Ok(())
+    }
+
+    /// Whether the agent cards are signed: as `agent.sign_card` says, else when the shared key
+    /// file (`push.signing_key_path`) is configured.
+    pub fn signs_card(&self) -> bool {
+        self.agent
+            .sign_card
+            .unwrap_or(self.push.signing_key_path.is_some())
     }
 
     /// Whether rate limits apply: as `limits.enabled` says, else unless authentication is off.

@@ -160,9 +160,6 @@ pub fn outcome_of(method: &str, result: Result<&Reply, &ApiError>, simulated: bo
         }
         Err(ApiError::Unauthorized(_)) => outcome.token_refused = !simulated,
         Err(ApiError::Unsupported { .. }) => outcome.unsupported = true,
-        Err(ApiError::MethodNotFound(_)) => {
-            outcome.unsupported = method == "agent/getAuthenticatedExtendedCard";
-        }
         Err(ApiError::RateLimited {
             retry_after_secs,
             bucket,

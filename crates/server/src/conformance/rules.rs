@@ -37,7 +37,7 @@ pub const REFUSED_TOKEN_REUSED: Rule = Rule {
 /// A method the card says is not supported, refused as such.
 pub const UNSUPPORTED_METHOD: Rule = Rule {
     id: "unsupported-method",
-    why: "The agent card says this server does not offer this method (capabilities.streaming or pushNotifications is false, or supportsAuthenticatedExtendedCard is absent); check the card before calling it.",
+    why: "The agent card says this server does not offer this method (capabilities.streaming or pushNotifications is false); check the card before calling it.",
 };
 /// The card fetched again within its `max-age`.
 pub const CARD_REFETCH: Rule = Rule {

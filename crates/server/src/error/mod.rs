@@ -222,9 +222,6 @@ pub enum Refusal {
     Operation,
     /// Push-notification configs (`PushNotificationNotSupportedError`).
     Push,
-    /// The authenticated extended card: the public card is complete
-    /// (`ExtendedAgentCardNotConfiguredError`).
-    ExtendedCard,
 }
 
 impl From<PushError> for ApiError {

@@ -142,12 +142,6 @@ fn unsupported(method: &str, refusal: Refusal) -> Spelt {
             StatusCode::OK,
             format!("Push Notification is not supported: {method}"),
         ),
-        Refusal::ExtendedCard => (
-            -32007,
-            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-            StatusCode::OK,
-            "Extended agent card is not configured: the public card is complete".into(),
-        ),
     }
 }
 
@@ -316,15 +310,6 @@ mod tests {
                 },
                 -32003,
                 "PUSH_NOTIFICATION_NOT_SUPPORTED",
-                200,
-            ),
-            (
-                ApiError::Unsupported {
-                    method: "GetExtendedAgentCard",
-                    refusal: Refusal::ExtendedCard,
-                },
-                -32007,
-                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
                 200,
             ),
             (

@@ -10,8 +10,8 @@ use crate::error::ApiError;
 use crate::service::listing::TaskPage;
 use crate::service::{
     A2aService, CancelRequest, DeletePushConfigRequest, GetPushConfigRequest, GetRequest,
-    ListPushConfigsRequest, ListRequest, Reply, SendRequest, SetPushConfigRequest, Simulation,
-    Streamed, SubscribeRequest,
+    ListPushConfigsRequest, ListRequest, PlanRead, Reply, SendRequest, SetPushConfigRequest,
+    Simulation, Streamed, SubscribeRequest,
 };
 
 /// A capability a deployment may switch off (`A2A__AGENT__*`), as its card advertises it.
@@ -66,6 +66,12 @@ pub(crate) enum Call {
     ListPushConfigs(ListPushConfigsRequest),
     /// A push config removed.
     DeletePushConfig(DeletePushConfigRequest),
+    /// The authenticated extended card of the agent called: the whole agent (`None`) or a
+    /// skill's own agent.
+    ExtendedCard {
+        /// The skill whose agent was called, if one was.
+        agent: Option<&'static str>,
+    },
 }
 
 /// What a message's sender brings besides the message: its language preference, the skill
@@ -81,12 +87,17 @@ pub(crate) struct Caller {
 }
 
 impl Call {
-    /// Hands the caller's context to a send; other calls need none.
+    /// Hands the caller's context to a send, and the agent called to the extended card;
+    /// other calls need none.
     pub(crate) fn with_caller(&mut self, caller: Caller) {
-        if let Call::Send(request) | Call::Stream(request) = self {
-            request.language = caller.language;
-            request.default_skill = caller.default_skill;
-            request.simulation = caller.simulation;
+        match self {
+            Call::Send(request) | Call::Stream(request) => {
+                request.language = caller.language;
+                request.default_skill = caller.default_skill;
+                request.simulation = caller.simulation;
+            }
+            Call::ExtendedCard { agent } => *agent = caller.default_skill,
+            _ => {}
         }
     }
 }
@@ -107,6 +118,13 @@ pub(crate) enum Served {
     Deleted,
     /// A task's events.
     Stream(Streamed),
+    /// What the caller's plan gives, for the extended card of the agent called.
+    ExtendedCard {
+        /// The plan's facts and the read's charge.
+        read: PlanRead,
+        /// The skill whose agent was called, if one was.
+        agent: Option<&'static str>,
+    },
 }
 
 /// Runs a call over the service.
@@ -136,5 +154,9 @@ pub(crate) async fn serve(
             service.delete_push_config(principal, request).await?;
             Served::Deleted
         }
+        Call::ExtendedCard { agent } => Served::ExtendedCard {
+            read: service.plan_facts(principal).await?,
+            agent,
+        },
     })
 }

@@ -95,8 +95,7 @@ impl SigningKeys {
         })
     }
 
-    /// The key id, in every token's header and in the JWK set (what the tests compare).
-    #[cfg(test)]
+    /// The key id, in every token's header and in the JWK set.
     pub fn kid(&self) -> &str {
         &self.kid
     }
@@ -112,6 +111,23 @@ impl SigningKeys {
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.encoding)
             .map_err(|e| PushError::Key(format!("signing: {e}")))
+    }
+}
+
+impl SigningKeys {
+    /// A JWS with a detached payload (RFC 7515 appendix F) over `payload`: the protected
+    /// header (`alg` ES256, this key's `kid`, `typ` JOSE, and `jku`, where the key set is
+    /// published), base64url-encoded, and the signature over `protected.payload`,
+    /// base64url-encoded. ES256 is signed as RFC 6979 makes it deterministic, so every replica
+    /// holding the same key signs the same bytes with the same signature.
+    pub fn sign_detached(&self, jku: &str, payload: &[u8]) -> Result<(String, String), PushError> {
+        let header = json!({"alg": "ES256", "jku": jku, "kid": self.kid, "typ": "JOSE"});
+        let protected = URL_SAFE_NO_PAD.encode(header.to_string());
+        let input = format!("{protected}.{}", URL_SAFE_NO_PAD.encode(payload));
+        let signature =
+            jsonwebtoken::crypto::sign(input.as_bytes(), &self.encoding, Algorithm::ES256)
+                .map_err(|e| PushError::Key(format!("signing: {e}")))?;
+        Ok((protected, signature))
     }
 }
 

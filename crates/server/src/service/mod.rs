@@ -5,6 +5,7 @@
 
 mod deferred;
 pub mod listing;
+mod plan;
 mod push_configs;
 mod reads;
 mod requests;
@@ -20,6 +21,7 @@ use bytes::Bytes;
 use skills::{Bucket, SkillRegistry};
 
 use crate::auth::Principal;
+use crate::config::LimitSettings;
 use crate::error::ApiError;
 use crate::limits::{ChargeFirstOwners, Decision, RateLimiter};
 use crate::metrics::Metrics;
@@ -27,6 +29,7 @@ use crate::push::Push;
 use crate::runtime::TaskRuntime;
 use crate::store::{Owner, TaskStore};
 
+pub use plan::{BucketFacts, PlanFacts, PlanRead};
 pub use requests::{
     CancelRequest, ConfigPage, DeletePushConfigRequest, FinishedTask, GetPushConfigRequest,
     GetRequest, ListPushConfigsRequest, ListRequest, MAX_ID_CHARS, Reply, SendRequest, SentMessage,
@@ -47,6 +50,7 @@ pub struct A2aService {
     sizes: SizeCaps,
     push: Option<Arc<Push>>,
     charge_first: ChargeFirstOwners,
+    plan_limits: Option<LimitSettings>,
 }
 
 /// How long a sender refused for a full store is told to wait: tasks leave as they expire, the
@@ -75,6 +79,17 @@ impl A2aService {
             sizes,
             push: tasks.push,
             charge_first: ChargeFirstOwners::new(ChargeFirstOwners::CAPACITY),
+            plan_limits: None,
+        }
+    }
+
+    /// The same service, told the plans' limits when they apply (`None`: no limit applies), for
+    /// the extended card's account of the caller's plan.
+    #[must_use]
+    pub fn with_plan_limits(self, limits: Option<LimitSettings>) -> Self {
+        A2aService {
+            plan_limits: limits,
+            ..self
         }
     }
 

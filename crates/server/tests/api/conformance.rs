@@ -190,6 +190,7 @@ async fn the_report_names_each_misbehaviour() {
     let app = spawn_app(|s| {
         enabled(s);
         s.auth.leeway_secs = 0;
+        s.agent.streaming = false;
     })
     .await;
     let token = app.token("sloppy", Plan::Pro);
@@ -283,12 +284,12 @@ async fn the_report_names_each_misbehaviour() {
             401
         );
     }
-    // unsupported-method
+    // unsupported-method (resubscription, with streaming switched off)
     post(
         &app,
         Some(&token),
         &run,
-        &call("agent/getAuthenticatedExtendedCard", json!({})),
+        &call("tasks/resubscribe", json!({"id": "x"})),
     )
     .await;
     // card-refetched-early
@@ -820,10 +821,14 @@ async fn simulations_other_than_unauthorized_need_a_valid_token() {
 
 #[tokio::test]
 async fn a_caller_sees_and_clears_only_its_own_runs() {
-    let app = spawn_app(enabled).await;
+    let app = spawn_app(|s| {
+        enabled(s);
+        s.agent.streaming = false;
+    })
+    .await;
     let alice = app.token("alice", Plan::Pro);
     let bob = app.token("bob", Plan::Pro);
-    let stream = call("agent/getAuthenticatedExtendedCard", json!({}));
+    let stream = call("tasks/resubscribe", json!({"id": "x"}));
     post(
         &app,
         Some(&alice),
@@ -1203,9 +1208,10 @@ async fn other_owners_cannot_empty_a_report() {
     let app = spawn_app(|s| {
         enabled(s);
         s.conformance.max_memory_bytes = 64 * 1024;
+        s.agent.streaming = false;
     })
     .await;
-    let unsupported = call("agent/getAuthenticatedExtendedCard", json!({}));
+    let unsupported = call("tasks/resubscribe", json!({"id": "x"}));
     let quiet = app.token("quiet", Plan::Pro);
     post(
         &app,

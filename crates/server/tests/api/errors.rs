@@ -104,12 +104,12 @@ async fn every_error_row_has_its_code_status_and_name() {
             id: json!("req-1"),
         },
         Case {
-            name: "the extended card is not offered",
+            name: "the extended card with params that are not an object",
             token: TokenKind::Pro,
-            body: call("agent/getAuthenticatedExtendedCard", json!({})),
-            code: -32601,
+            body: call("agent/getAuthenticatedExtendedCard", json!([1])),
+            code: -32602,
             status: 200,
-            data_name: "METHOD_NOT_FOUND",
+            data_name: "INVALID_PARAMS",
             id: json!("req-1"),
         },
         Case {

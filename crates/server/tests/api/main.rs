@@ -4,6 +4,7 @@ mod abuse;
 mod auth;
 mod bad_input;
 mod byte_budgets;
+mod cards;
 mod conformance;
 mod edge;
 mod errors;

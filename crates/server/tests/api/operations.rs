@@ -283,6 +283,11 @@ fn invalid_configuration_names_the_key() {
             vec![("A2A__STORE__MEMORY_MAX_BYTES", "1000000")],
             "store.memory_max_bytes",
         ),
+        (
+            vec![("A2A__AGENT__SIGN_CARD", "true")],
+            "push.signing_key_path",
+        ),
+        (vec![("A2A__AGENT__SIGN_CARD", "maybe")], "sign_card"),
     ];
     for (env, key) in cases {
         let output = binary()

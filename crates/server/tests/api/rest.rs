@@ -432,21 +432,30 @@ async fn the_four_push_config_operations() {
 }
 
 #[tokio::test]
-async fn the_extended_card_is_refused_as_on_json_rpc() {
-    let app = spawn_app(|_| {}).await;
+async fn the_extended_card_is_the_one_json_rpc_answers() {
+    let app = spawn_app(|s| s.limits.reads_per_minute = 10).await;
     let token = app.token("rest-card", Plan::Pro);
-    let refused = rest(&app, Some(&token), Method::GET, "/extendedAgentCard", None).await;
-    assert_status(
-        &refused,
-        400,
-        "INVALID_ARGUMENT",
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    );
-    let twin = rpc1(&app, &token, "GetExtendedAgentCard", json!({})).await;
-    assert_eq!(
-        twin.body["error"]["data"][0]["reason"],
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
-    );
+    let mut card = rest(&app, Some(&token), Method::GET, "/extendedAgentCard", None)
+        .await
+        .body;
+    let mut twin = rpc1(&app, &token, "GetExtendedAgentCard", json!({}))
+        .await
+        .body["result"]
+        .take();
+    // The two reads differ only in the calls left after each.
+    let plan_of = |card: &mut Value| {
+        card["capabilities"]["extensions"]
+            .as_array_mut()
+            .unwrap()
+            .pop()
+            .unwrap()
+    };
+    let (mut plan, mut twin_plan) = (plan_of(&mut card), plan_of(&mut twin));
+    assert_eq!(card, twin);
+    let left = plan["params"]["remaining"]["read"].take();
+    let twin_left = twin_plan["params"]["remaining"]["read"].take();
+    assert_eq!(left.as_u64().unwrap(), twin_left.as_u64().unwrap() + 1);
+    assert_eq!(plan, twin_plan);
 }
 
 #[tokio::test]

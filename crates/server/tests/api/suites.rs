@@ -699,7 +699,11 @@ async fn a_1_0_request_for_the_card_gets_the_strict_1_0_card() {
 
 #[tokio::test]
 async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
-    let app = spawn_app(|s| s.conformance.enabled = true).await;
+    let app = spawn_app(|s| {
+        s.conformance.enabled = true;
+        s.agent.streaming = false;
+    })
+    .await;
     let token = app.token("kit-slash", Plan::Pro);
     let post_slash = |method: &str| {
         app.client
@@ -711,12 +715,8 @@ async fn the_client_kit_sees_the_endpoint_card_and_the_slash_form() {
     };
     // The kit reports a run to its token's owner: the first call (through the slash form)
     // makes the token known.
-    assert_eq!(
-        reply(post_slash("agent/getAuthenticatedExtendedCard"))
-            .await
-            .code(),
-        -32601
-    );
+    // Resubscription, with streaming switched off: a method the card does not offer.
+    assert_eq!(reply(post_slash("tasks/resubscribe")).await.code(), -32601);
     for path in ["/api/v1/a2a", "/api/v1/a2a/"] {
         let fetched = reply(
             app.client

@@ -264,11 +264,6 @@ async fn methods_this_server_does_not_offer() {
             -32003,
             "PUSH_NOTIFICATION_NOT_SUPPORTED",
         ),
-        (
-            "GetExtendedAgentCard",
-            -32007,
-            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-        ),
         ("NoSuchMethod", -32601, "METHOD_NOT_FOUND"),
     ];
     for (method, code, reason) in cases {

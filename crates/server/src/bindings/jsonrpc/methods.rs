@@ -5,8 +5,7 @@
 //!
 //! Adding a method: one row here, its [`Call`] variant and conversion, its arm in
 //! [`crate::pipeline::call::serve`], and the service method that runs it. The methods a deployment may switch off (streaming and resubscription,
-//! push-notification configs) are [`Handler::Optional`]; the one refused today (the extended
-//! card) is [`Handler::Refuse`].
+//! push-notification configs) are [`Handler::Optional`].
 
 use a2a_types::v1::CancelTaskRequest;
 use a2a_types::v1_push::{
@@ -21,6 +20,7 @@ use a2a_types::{
 use bytes::Bytes;
 use serde::Serialize;
 
+use crate::bindings::card::AgentCards;
 use crate::bindings::jsonrpc::params::{Params, parse_member, parse_params};
 use crate::bindings::jsonrpc::v1;
 use crate::error::{ApiError, Refusal};
@@ -52,10 +52,8 @@ pub enum Handler {
     /// offering the given capabilities (a send reads its inline push config only when push
     /// notifications are offered); the request's [`Call`] variant chooses the service method.
     Serve(Parse),
-    /// Refused today: `-32601` on 0.3, the [`Refusal`]'s error on 1.0.
-    Refuse(Refusal),
-    /// Served as [`Handler::Serve`] when the deployment offers the capability, refused as
-    /// [`Handler::Refuse`] when it does not.
+    /// Served as [`Handler::Serve`] when the deployment offers the capability, refused when it
+    /// does not: `-32601` on 0.3, the [`Refusal`]'s error on 1.0.
     Optional(Capability, Parse, Refusal),
 }
 
@@ -80,7 +78,7 @@ pub enum Answer {
 }
 
 /// Every method of both wires.
-pub static METHODS: [Method; 22] = [
+pub static METHODS: [Method; 23] = [
     serve("message/send", Version::V03, Metering::Skill, send_v03),
     optional(
         "message/stream",
@@ -184,11 +182,17 @@ pub static METHODS: [Method; 22] = [
         delete_push_v1,
         Refusal::Push,
     ),
-    refuse(
+    serve(
+        "agent/getAuthenticatedExtendedCard",
+        Version::V03,
+        Metering::Read,
+        extended_card,
+    ),
+    serve(
         "GetExtendedAgentCard",
         Version::V1,
         Metering::Read,
-        Refusal::ExtendedCard,
+        extended_card,
     ),
     // The names of the 1.0 release candidates, which SDKs of that time still send; served with
     // the params and results of their 1.0 names.
@@ -243,20 +247,6 @@ const fn optional(
     }
 }
 
-const fn refuse(
-    name: &'static str,
-    version: Version,
-    metering: Metering,
-    refusal: Refusal,
-) -> Method {
-    Method {
-        name,
-        version,
-        handler: Handler::Refuse(refusal),
-        metering,
-    }
-}
-
 /// The row of a method name.
 pub fn find(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|method| method.name == name)
@@ -289,12 +279,10 @@ impl Method {
             Handler::Optional(capability, parse, _) if offered.offers(capability) => {
                 parse(params, offered)
             }
-            Handler::Refuse(refusal) | Handler::Optional(_, _, refusal) => {
-                Err(ApiError::Unsupported {
-                    method: self.name,
-                    refusal,
-                })
-            }
+            Handler::Optional(_, _, refusal) => Err(ApiError::Unsupported {
+                method: self.name,
+                refusal,
+            }),
         }
     }
 
@@ -305,14 +293,18 @@ impl Method {
         let served = match self.handler {
             Handler::Serve(_) => true,
             Handler::Optional(capability, _, _) => offered.offers(capability),
-            Handler::Refuse(_) => false,
         };
         served && self.metering == Metering::Skill
     }
 }
 
 /// Spells what the service served in the method's wire.
-pub(crate) fn render(version: Version, served: Served) -> Result<Answer, ApiError> {
+/// `cards` are the agents' cards, of which an extended card is made.
+pub(crate) fn render(
+    version: Version,
+    served: Served,
+    cards: AgentCards<'_>,
+) -> Result<Answer, ApiError> {
     let reply = match served {
         Served::Stream(streamed) => return Ok(Answer::Stream(streamed)),
         Served::Sent(reply) => match version {
@@ -331,6 +323,14 @@ pub(crate) fn render(version: Version, served: Served) -> Result<Answer, ApiErro
             Version::V03 => b"null",
             Version::V1 => b"{}",
         })),
+        Served::ExtendedCard { read, agent } => Reply {
+            result: cards
+                .of(agent)
+                .extended(version, &read.facts)
+                .map_err(|e| ApiError::Internal(format!("the extended card: {e}")))?,
+            rate: Some((read.decision, skills::Bucket::Read)),
+            sent: None,
+        },
     };
     Ok(Answer::Reply(reply))
 }
@@ -470,6 +470,17 @@ fn delete_push_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError>
         task_id: request.task_id,
         config_id: request.id,
     }))
+}
+
+/// The extended card takes no params on 0.3 and an ignored `tenant` on 1.0: absent params or an
+/// object of any members.
+fn extended_card(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
+    match params.into_tree() {
+        serde_json::Value::Null | serde_json::Value::Object(_) => {
+            Ok(Call::ExtendedCard { agent: None })
+        }
+        _ => Err(ApiError::InvalidParams("params must be an object".into())),
+    }
 }
 
 fn get_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {

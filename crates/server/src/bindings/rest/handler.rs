@@ -174,7 +174,7 @@ async fn checks(
     tracing::debug!(method = row.name, binding = BINDING, user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let outcome = call::serve(&pipeline.service, &principal, call)
         .await
-        .and_then(|served| methods::render(Version::V1, served));
+        .and_then(|served| methods::render(Version::V1, served, state.agent_cards()));
     let streamed = matches!(outcome, Ok(Answer::Stream(_)));
     pipeline
         .kit

@@ -3,6 +3,16 @@
 //! `supportedInterfaces`; a request with `A2A-Version: 1.x` (as `@a2a-js/sdk` 1.x sends) gets
 //! the strict A2A 1.0 card, which a 1.0 schema validates. Both are serialised once, at start,
 //! with an `ETag` each and one `Last-Modified`, so clients and caches revalidate with a 304.
+//! When the deployment signs its cards ([`signed`]), each form carries its own signature and
+//! its `ETag` is that of the signed bytes. The authenticated extended card ([`extended`]) is
+//! made per call from the same card.
+
+pub(crate) mod extended;
+pub(crate) mod jcs;
+pub(crate) mod signed;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use a2a_types::AgentCard;
 use axum::body::Body;
@@ -15,6 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::store::short_hash;
 use crate::wire::{Wire, version_header};
+use signed::CardSigner;
 
 /// How long clients and caches may keep the card without revalidating it.
 const CACHE_CONTROL: &str = "public, max-age=3600";
@@ -26,8 +37,11 @@ struct Representation {
 }
 
 impl Representation {
-    fn of(card: &Value) -> Result<Self, serde_json::Error> {
-        let json = serde_json::to_vec(card)?;
+    fn of(mut card: Value, signer: Option<&CardSigner>) -> Result<Self, serde_json::Error> {
+        if let Some(signer) = signer {
+            signer.sign(&mut card)?;
+        }
+        let json = serde_json::to_vec(&card)?;
         let etag = format!("\"{}\"", short_hash(&String::from_utf8_lossy(&json)));
         Ok(Representation {
             etag: HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"card\"")),
@@ -36,8 +50,11 @@ impl Representation {
     }
 }
 
-/// Both forms of the card, ready to answer any GET of it.
+/// Both forms of the card, ready to answer any GET of it, and the card they were made from,
+/// for the extended card.
 pub struct ServedCards {
+    card: AgentCard,
+    signer: Option<Arc<CardSigner>>,
     superset: Representation,
     strict: Representation,
     modified_at: DateTime<Utc>,
@@ -45,14 +62,20 @@ pub struct ServedCards {
 }
 
 impl ServedCards {
-    /// Serialises both forms of `card`, last modified at `now` (the start of the server, whose
-    /// settings the card is made from).
-    pub fn new(card: &AgentCard, now: DateTime<Utc>) -> Result<Self, serde_json::Error> {
+    /// Serialises both forms of `card`, each signed by `signer` when given, last modified at
+    /// `now` (the start of the server, whose settings the card is made from).
+    pub fn new(
+        card: &AgentCard,
+        now: DateTime<Utc>,
+        signer: Option<Arc<CardSigner>>,
+    ) -> Result<Self, serde_json::Error> {
         let modified_at = DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now);
         let last_modified = modified_at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
         Ok(ServedCards {
-            superset: Representation::of(&serde_json::to_value(card)?)?,
-            strict: Representation::of(&strict_v1(card))?,
+            superset: Representation::of(serde_json::to_value(card)?, signer.as_deref())?,
+            strict: Representation::of(strict_v1(card), signer.as_deref())?,
+            card: card.clone(),
+            signer,
             modified_at,
             last_modified: HeaderValue::from_str(&last_modified)
                 .unwrap_or(HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT")),
@@ -105,6 +128,25 @@ impl ServedCards {
             .and_then(|since| since.to_str().ok())
             .and_then(|since| DateTime::parse_from_rfc2822(since).ok())
             .is_some_and(|since| self.modified_at <= since)
+    }
+}
+
+/// The cards of every agent of this server: the whole agent's and each skill's own.
+#[derive(Clone, Copy)]
+pub(crate) struct AgentCards<'a> {
+    /// The whole agent's.
+    pub(crate) main: &'a ServedCards,
+    /// Each skill's own agent's, by skill id.
+    pub(crate) skills: &'a BTreeMap<&'static str, ServedCards>,
+}
+
+impl AgentCards<'_> {
+    /// The cards of the skill's own agent, or of the whole agent (`None`, or a skill without
+    /// an agent of its own).
+    pub(crate) fn of(&self, agent: Option<&str>) -> &ServedCards {
+        agent
+            .and_then(|skill| self.skills.get(skill))
+            .unwrap_or(self.main)
     }
 }
 
