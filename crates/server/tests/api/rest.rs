@@ -802,6 +802,111 @@ async fn the_kits_scenarios_apply_to_rest_calls() {
     );
 }
 
+/// The kit's report and its page name the binding of each recorded call: the same scenario on
+/// the same 1.0 method through JSON-RPC and through HTTP+JSON counts twice in coverage, and
+/// each finding says which binding the call came through.
+#[tokio::test]
+async fn the_report_and_its_page_name_the_binding_of_each_call() {
+    let app = spawn_app(|s| s.conformance.enabled = true).await;
+    let token = app.token("two-bindings", Plan::Pro);
+    let through = |rest: bool, scenario: &'static str| {
+        let (url, body) = if rest {
+            (
+                format!("{}{BASE}/message:send", app.base),
+                message("test_echo", "x"),
+            )
+        } else {
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage",
+                "params": message("test_echo", "x")});
+            (format!("{}/api/v1/a2a", app.base), body)
+        };
+        reply(
+            app.client
+                .post(url)
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .header("A2A-Version", "1.0")
+                .header("A2A-Client-Run", "both")
+                .header("A2A-Simulate", scenario)
+                .body(body.to_string()),
+        )
+    };
+    let limited = through(true, "rate_limited;retry_after=9").await;
+    assert_status(&limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED");
+    for rest in [false, true] {
+        let failed = through(rest, "skill_failed").await;
+        assert_eq!(failed.status, 200, "{}", failed.body);
+    }
+    let report = reply(
+        app.client
+            .get(format!("{}/conformance/report?run=both", app.base))
+            .bearer_auth(&token),
+    )
+    .await
+    .body;
+    let run = &report["runs"][0];
+    assert_eq!(
+        run["coverage"]["exercised"],
+        json!([
+            {"scenario": "rate_limited", "method": "SendMessage", "wire": "1.0",
+                "binding": "http+json", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0",
+                "binding": "http+json", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0",
+                "binding": "jsonrpc", "calls": 1},
+        ]),
+        "{report}"
+    );
+    let gaps = run["coverage"]["untouchedByMethod"].as_array().unwrap();
+    let untried = |binding: &str| {
+        let gap = gaps.iter().find(|g| g["binding"] == binding).unwrap();
+        gap["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rate_limited"))
+    };
+    assert!(untried("jsonrpc") && !untried("http+json"), "{report}");
+    let findings: Vec<(&Value, &Value, &Value)> = run["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (&f["rule"], &f["binding"], &f["request"]))
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            (
+                &json!("retry-too-soon"),
+                &json!("jsonrpc"),
+                &json!("POST /api/v1/a2a")
+            ),
+            (
+                &json!("retry-too-soon"),
+                &json!("http+json"),
+                &json!("POST /api/v1/a2a/rest/message:send")
+            ),
+        ],
+        "{report}"
+    );
+    let page = app
+        .client
+        .get(format!("{}/conformance/findings?run=both", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for cell in [
+        r#"<td class="binding">jsonrpc 1.0</td>"#,
+        r#"<td class="binding">http+json 1.0</td>"#,
+        "Never tried on SendMessage (jsonrpc 1.0)",
+    ] {
+        assert!(page.contains(cell), "{cell} not in {page}");
+    }
+}
+
 #[tokio::test]
 async fn a_browsers_preflight_is_answered_on_every_route() {
     let app = spawn_app(|_| {}).await;
