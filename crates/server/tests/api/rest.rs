@@ -907,6 +907,55 @@ async fn the_report_and_its_page_name_the_binding_of_each_call() {
     }
 }
 
+/// A refusal given before the body is read (the token, the plan, an unknown route) leaves the
+/// body unread, and the server reads no further request on that connection: the answer says so
+/// with `Connection: close`, or a client that keeps the connection for its next call (the Python
+/// SDK's pool does) meets "server disconnected" on that call. An answer that read its body, and
+/// one to a request without a body, keep the connection.
+#[tokio::test]
+async fn a_refusal_that_leaves_the_body_unread_closes_the_connection() {
+    let app = spawn_app(|_| {}).await;
+    let pro = app.token("keep-alive", Plan::Pro);
+    let free = app.token("keep-alive-free", Plan::Free);
+    let body = message("test_echo", "x");
+    let cases = [
+        (free.as_str(), "/message:send", 403, true),
+        ("not-a-token", "/message:send", 401, true),
+        (pro.as_str(), "/no-such-tenant/message:send", 404, true),
+        (pro.as_str(), "/message:send", 200, false),
+    ];
+    for (token, path, status, closes) in cases {
+        let answer = rest(&app, Some(token), Method::POST, path, Some(&body)).await;
+        assert_eq!(answer.status.as_u16(), status, "{path}: {}", answer.body);
+        assert_eq!(
+            answer.header("connection") == Some("close"),
+            closes,
+            "{path} answered {status} with {:?}",
+            answer.headers
+        );
+    }
+    let bodiless = rest(&app, Some("not-a-token"), Method::GET, "/tasks", None).await;
+    assert_eq!(bodiless.status.as_u16(), 401);
+    assert_eq!(
+        bodiless.header("connection"),
+        None,
+        "{:?}",
+        bodiless.headers
+    );
+    let twin = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": body});
+    let refused = reply(
+        app.client
+            .post(format!("{}/api/v1/a2a", app.base))
+            .header("content-type", "application/json")
+            .header("A2A-Version", "1.0")
+            .bearer_auth(&free)
+            .body(twin.to_string()),
+    )
+    .await;
+    assert_eq!(refused.status.as_u16(), 403);
+    assert_eq!(refused.header("connection"), Some("close"));
+}
+
 #[tokio::test]
 async fn a_browsers_preflight_is_answered_on_every_route() {
     let app = spawn_app(|_| {}).await;
