@@ -2,6 +2,8 @@
 // surfaces to its caller. Usage: node client_js.mjs <sdk folder> <mode>
 //   default  - @a2a-js/sdk 1.x with default settings: reads supportedInterfaces, speaks A2A 1.0
 //   legacy   - @a2a-js/sdk 1.x with legacyCompat, given the card's 0.3 fields: speaks A2A 0.3
+//   rest     - @a2a-js/sdk 1.x with the REST transport preferred: speaks A2A 1.0 over HTTP+JSON,
+//              and also lists tasks and meets the errors only that binding shows
 //   native03 - @a2a-js/sdk 0.3.x: speaks A2A 0.3
 // Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED.
 // Prints `PASS <check>`, `FAIL <check>: <why>`, and `SEEN <case> <what the caller got>`.
@@ -14,7 +16,7 @@ const [sdkDir, mode] = process.argv.slice(2);
 const require = createRequire(resolve(sdkDir, 'package.json'));
 const sdk = require('@a2a-js/sdk/client');
 const { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory,
-  createAuthenticatingFetchWithRetry } = sdk;
+  RestTransportFactory, createAuthenticatingFetchWithRetry } = sdk;
 const base = process.env.A2A_BASE;
 const SKILLS = ['catholic_qa', 'document_search', 'document_fetch', 'liturgical_readings', 'saints_of_the_day'];
 const INPUTS = {
@@ -24,35 +26,76 @@ const INPUTS = {
   liturgical_readings: '2026-12-08',
   saints_of_the_day: '2026-12-08',
 };
-const v1 = mode === 'default';
+const rest = mode === 'rest';
+const v1 = mode === 'default' || rest;
 const legacy = mode === 'legacy';
+// A tenant the server does not serve: the SDK puts it in front of the resource path.
+const TENANT = 'no-such-tenant';
 
 let failures = 0;
 function pass(name) { console.log(`PASS ${name}`); }
 function fail(name, why) { failures += 1; console.log(`FAIL ${name}: ${why}`); }
 function check(name, condition, why) { if (condition) pass(name); else fail(name, why); }
 
-// [JSON-RPC method, A2A-Version header] of every call, to check which wire the SDK chose.
+// [JSON-RPC method, A2A-Version header] of every call, to check which wire the SDK chose; a call
+// of the HTTP+JSON binding is named by the 1.0 method its resource URL stands for.
 const calls = [];
+// The bindings the calls went through: 'jsonrpc', 'http+json'.
+const bindings = new Set();
+const REST_PATH = '/api/v1/a2a/rest';
+const REST_METHODS = [
+  ['POST', /^\/message:send$/, 'SendMessage'],
+  ['POST', /^\/message:stream$/, 'SendStreamingMessage'],
+  ['GET', /^\/tasks$/, 'ListTasks'],
+  ['GET', /^\/tasks\/[^/:]+$/, 'GetTask'],
+  ['POST', /^\/tasks\/[^/:]+:cancel$/, 'CancelTask'],
+  ['GET|POST', /^\/tasks\/[^/:]+:subscribe$/, 'SubscribeToTask'],
+  ['POST', /^\/tasks\/[^/:]+\/pushNotificationConfigs$/, 'CreateTaskPushNotificationConfig'],
+];
+// The other push-config URLs, named by their shape (the SDKs' JSON-RPC runs do not call them).
+const REST_SHAPES = [
+  [/^\/tasks\/[^/:]+\/pushNotificationConfigs$/, '/tasks/{task}/pushNotificationConfigs'],
+  [/^\/tasks\/[^/:]+\/pushNotificationConfigs\/[^/]+$/, '/tasks/{task}/pushNotificationConfigs/{config}'],
+];
+// The 1.0 method an HTTP+JSON request stands for (`REST <verb> <path>` for any other).
+function restMethod(verb, path) {
+  const below = path.slice(REST_PATH.length);
+  const row = REST_METHODS.find(([verbs, pattern]) => verbs.split('|').includes(verb) && pattern.test(below));
+  const shape = REST_SHAPES.find(([pattern]) => pattern.test(below))?.[1] ?? below;
+  return row ? row[2] : `REST ${verb} ${shape}`;
+}
+const STREAM_PAYLOADS = ['task', 'message', 'statusUpdate', 'artifactUpdate'];
 // One entry per event stream the server answered: the request's JSON-RPC method and id, and the
 // id of every event, read from a copy of the bytes the SDK itself reads (`done` settles at the
 // stream's end).
 const streams = [];
+// On the HTTP+JSON binding, which has no envelope, the entry's `id` is undefined and each event's
+// is its payload's member (`task`, `statusUpdate`, ...), as a bare StreamResponse has exactly one.
 async function recordingFetch(url, init = {}) {
   let sent;
-  if ((init.method ?? 'GET').toUpperCase() === 'POST') {
+  const verb = (init.method ?? 'GET').toUpperCase();
+  const path = new URL(String(url)).pathname;
+  const viaRest = path.startsWith(REST_PATH);
+  if (viaRest) {
+    bindings.add('http+json');
+    sent = { method: restMethod(verb, path) };
+    calls.push([sent.method, new Headers(init.headers).get('a2a-version')]);
+  } else if (verb === 'POST') {
+    bindings.add('jsonrpc');
     sent = JSON.parse(String(init.body ?? '{}'));
     calls.push([sent.method, new Headers(init.headers).get('a2a-version')]);
   }
   const response = await fetch(url, init);
   if (!sent || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
   const [mine, theirs] = response.body.tee();
-  const entry = { method: sent.method, id: sent.id, eventIds: [] };
+  const entry = { method: sent.method, id: sent.id, eventIds: [], rest: viaRest };
   entry.done = new Response(mine).text().then((text) => {
     for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
       const data = block.split(/\r\n|\n|\r/).filter((l) => l.startsWith('data:'))
         .map((l) => l.slice(5).replace(/^ /, ''));
-      if (data.length) entry.eventIds.push(JSON.parse(data.join('\n')).id);
+      if (!data.length) continue;
+      const body = JSON.parse(data.join('\n'));
+      entry.eventIds.push(viaRest ? Object.keys(body).sort().join('|') : body.id);
     }
   });
   streams.push(entry);
@@ -73,8 +116,13 @@ async function client(token, cardPath = '/.well-known/agent-card.json', clientCo
   const fetchImpl = authFetch(token);
   const compat = legacy ? { legacyCompat: { enabled: true } } : {};
   const resolver = new DefaultAgentCardResolver({ fetchImpl, ...compat });
+  // The REST transport preferred over the card's order (which lists JSON-RPC first).
+  const preferRest = rest ? {
+    transports: [new RestTransportFactory({ fetchImpl }), new JsonRpcTransportFactory({ fetchImpl })],
+    preferredTransports: ['HTTP+JSON'],
+  } : { transports: [new JsonRpcTransportFactory({ fetchImpl, ...compat })] };
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl, ...compat })],
+    ...preferRest,
     cardResolver: resolver,
     clientConfig,
   }));
@@ -87,7 +135,8 @@ async function client(token, cardPath = '/.well-known/agent-card.json', clientCo
   return factory.createFromAgentCard(card);
 }
 
-function message(skillId, text) {
+function message(skillId, text, parts) {
+  if (parts) return { messageId: randomUUID(), role: 1, parts, metadata: { skillId } };
   if (mode === 'native03') {
     return { kind: 'message', messageId: randomUUID(), role: 'user',
       parts: [{ kind: 'text', text }], metadata: { skillId } };
@@ -156,6 +205,11 @@ async function checkStream(label, events, stored, entry, endState = 'completed')
     && (finals.at(-1) === null || finals.every((f, i) => f === (i === finals.length - 1))),
   `last event ${JSON.stringify(last)}, finals ${finals}`);
   await entry?.done;
+  if (entry?.rest) {
+    check(`${label}: every event a bare StreamResponse`, entry.eventIds.length === events.length
+      && entry.eventIds.every((k) => STREAM_PAYLOADS.includes(k)), `events ${entry.eventIds}, SDK yielded ${events.length}`);
+    return;
+  }
   check(`${label}: every event under the request id`, entry !== undefined
     && entry.eventIds.length === events.length && entry.eventIds.every((id) => id === entry.id),
   `request ${entry?.id}, events ${entry?.eventIds}, SDK yielded ${events.length}`);
@@ -329,15 +383,30 @@ async function push(pro) {
     const url = mode === 'native03' ? config.pushNotificationConfig?.url : config.url;
     check('push config set for a working task', config.taskId === sent.id && url === webhook.url, JSON.stringify(config));
     await checkPush('push config set', webhook, sent.id, later);
+    if (rest) await pushConfigs(polling, config);
   } catch (e) {
     fail('push config set', e.stack ?? e);
   }
 }
 
+// The other push-config calls on a task's config: get, list, delete, then get again.
+async function pushConfigs(c, config) {
+  const { taskId, id } = config;
+  const got = await c.getTaskPushNotificationConfig({ taskId, id });
+  let listed = await c.listTaskPushNotificationConfig({ taskId });
+  check('push config get and list', got.id === id && got.url === config.url
+    && listed.configs.map((x) => x.id).join() === id, `got ${JSON.stringify(got)}, listed ${JSON.stringify(listed)}`);
+  await c.deleteTaskPushNotificationConfig({ taskId, id });
+  listed = await c.listTaskPushNotificationConfig({ taskId });
+  check('push config deleted', listed.configs.length === 0, JSON.stringify(listed));
+  await expectError('deleted push config', () => c.getTaskPushNotificationConfig({ taskId, id }), EXPECTED.deletedConfig);
+}
+
 function caught(error) {
-  const code = error.envelopeCode ?? error.errorResponse?.error?.code;
-  const data = error.data ?? error.errorResponse?.error?.data;
-  return { cls: error.constructor?.name ?? 'Error', name: error.name, code, data, message: String(error.message) };
+  const code = error.envelopeCode ?? error.errorResponse?.error?.code ?? error.statusCode;
+  const data = error.data ?? error.errorResponse?.error?.data ?? error.metadata;
+  return { cls: error.constructor?.name ?? 'Error', name: error.name, code, data, reason: error.reason,
+    headers: error.headers, message: String(error.message) };
 }
 
 async function expectError(name, run, expected) {
@@ -349,15 +418,18 @@ async function expectError(name, run, expected) {
   } catch (e) {
     error = caught(e);
   }
-  console.log(`SEEN ${name}: ${error.cls} code=${error.code ?? '-'} message=${JSON.stringify(error.message.slice(0, 160))}`);
+  const detail = rest ? ` reason=${error.reason ?? '-'} data=${JSON.stringify(error.data)?.slice(0, 120)}` : '';
+  console.log(`SEEN ${name}: ${error.cls} code=${error.code ?? '-'}${detail} message=${JSON.stringify(error.message.slice(0, 160))}`);
   const problems = [];
   if (error.cls !== expected.cls) problems.push(`class ${error.cls}, expected ${expected.cls}`);
   if (expected.code !== undefined && error.code !== expected.code) problems.push(`code ${error.code}, expected ${expected.code}`);
   if (expected.message && !expected.message.test(error.message)) problems.push(`message ${JSON.stringify(error.message)} does not match ${expected.message}`);
   if (expected.reason) {
-    const reason = Array.isArray(error.data) ? error.data[0]?.reason : error.data?.name;
+    // A REST error class names its reason (the ErrorInfo's, when the SDK knows it).
+    const reason = rest ? error.reason : (Array.isArray(error.data) ? error.data[0]?.reason : error.data?.name);
     if (reason !== expected.reason) problems.push(`reason ${reason}, expected ${expected.reason}`);
   }
+  if (expected.retryAfter && !/^\d+$/.test(error.headers?.['retry-after'] ?? '')) problems.push(`no Retry-After in ${JSON.stringify(error.headers)}`);
   if (problems.length) fail(name, problems.join('; '));
   else pass(name);
 }
@@ -379,6 +451,21 @@ const EXPECTED = {
     free: { cls: 'JsonRpcContentTypeNotSupportedError', code: -32005 },
     limited: { cls: 'JsonRpcPushNotificationNotSupportedError', code: -32003 },
     badToken: { cls: 'JsonRpcUnsupportedOperationError', code: -32004 },
+  },
+  // On HTTP+JSON, "code" is the HTTP status; a reason the SDK does not know gives its generic
+  // RestA2AErrorImpl without the ErrorInfo.
+  rest: {
+    cancel: { cls: 'RestTaskNotCancelableError', code: 400, reason: 'TASK_NOT_CANCELABLE' },
+    unknownTask: { cls: 'RestTaskNotFoundError', code: 404, reason: 'TASK_NOT_FOUND' },
+    unknownSkill: { cls: 'RestA2AErrorImpl', code: 400, message: /skill not found: no_such_skill; available skills: catholic_qa/ },
+    free: { cls: 'RestA2AErrorImpl', code: 403 },
+    limited: { cls: 'RestA2AErrorImpl', code: 429, retryAfter: true },
+    badToken: { cls: 'RestA2AErrorImpl', code: 401 },
+    badParams: { cls: 'RestRequestMalformedError', code: 400, reason: 'INVALID_PARAMS' },
+    tooLarge: { cls: 'RestA2AErrorImpl', code: 413, message: /larger than the limit/ },
+    tenant: { cls: 'RestA2AErrorImpl', code: 404, message: /Method not found/ },
+    filePart: { cls: 'RestContentTypeNotSupportedError', code: 400, reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
+    deletedConfig: { cls: 'RestRequestMalformedError', code: 400, reason: 'INVALID_PARAMS', message: /has no push notification config/ },
   },
   native03: {
     cancel: { cls: 'JSONRPCTransportError', message: /Invalid state transition/, reason: 'INVALID_PARAMS' },
@@ -455,6 +542,7 @@ async function main() {
   await expectError('cancel finished task', () => main.cancelTask({ id: done.id }), EXPECTED.cancel);
   await expectError('unknown task', () => main.getTask({ id: randomUUID() }), EXPECTED.unknownTask);
   await expectError('unknown skill', () => main.sendMessage({ message: message('no_such_skill', 'hello') }), EXPECTED.unknownSkill);
+  if (rest) await restOnly(pro, main, done);
 
   await lifecycle(pro);
   await push(pro);
@@ -479,11 +567,56 @@ async function main() {
   const versions = [...new Set(calls.map(([, v]) => v))].sort().join(',');
   const wire = {
     default: ['CancelTask,CreateTaskPushNotificationConfig,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
+    rest: [['CancelTask', 'CreateTaskPushNotificationConfig', 'GetTask', 'ListTasks',
+      'REST DELETE /tasks/{task}/pushNotificationConfigs/{config}', 'REST GET /tasks/{task}/pushNotificationConfigs',
+      'REST GET /tasks/{task}/pushNotificationConfigs/{config}', `REST POST /${TENANT}/message:send`,
+      'SendMessage', 'SendStreamingMessage', 'SubscribeToTask'].sort().join(), '1.0'],
     legacy: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', '0.3'],
     native03: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', ''],
   }[mode];
-  check(`${v1 ? '1.0' : '0.3'} wire`, methods === wire[0] && versions === wire[1],
-    `methods ${methods}, A2A-Version ${versions || '(none)'}`);
+  const binding = rest ? 'http+json' : 'jsonrpc';
+  check(rest ? 'HTTP+JSON binding, 1.0' : `${v1 ? '1.0' : '0.3'} wire`, methods === wire[0] && versions === wire[1]
+    && (!rest || [...bindings].join() === binding),
+  `methods ${methods}, A2A-Version ${versions || '(none)'}, bindings ${[...bindings]}`);
+}
+
+// What only the HTTP+JSON run checks: which transport each setting picks, ListTasks, and the
+// errors a client meets through the SDK's own calls beyond the ones both bindings share (bad
+// params, a body over the size limit, a route the server does not serve, a file part).
+async function restOnly(pro, main, done) {
+  check('binding: HTTP+JSON preferred', main.transport?.protocolName === 'HTTP+JSON'
+    && main.transport.endpoint.endsWith(REST_PATH), `transport ${main.transport?.protocolName} ${main.transport?.endpoint}`);
+  try {
+    const fetchImpl = authFetch(pro);
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new RestTransportFactory({ fetchImpl }), new JsonRpcTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    }));
+    const ordered = await factory.createFromUrl(base);
+    check('binding: both offered, the card\'s order', ordered.transport?.protocolName === 'JSONRPC',
+      `transport ${ordered.transport?.protocolName}`);
+  } catch (e) {
+    fail('binding: both offered, the card\'s order', e.stack ?? e);
+  }
+  try {
+    const first = await main.listTasks({ pageSize: 2 });
+    const second = await main.listTasks({ pageSize: 2, pageToken: first.nextPageToken });
+    const ids = [...first.tasks, ...second.tasks].map((t) => t.id);
+    check('list tasks: two pages', first.tasks.length === 2 && first.nextPageToken && second.tasks.length === 2
+      && new Set(ids).size === 4, `first ${first.tasks.map((t) => t.id)} next ${first.nextPageToken}, second ${second.tasks.map((t) => t.id)}`);
+    const finished = await main.listTasks({ status: done.status.state, pageSize: 100 });
+    check('list tasks: by state', finished.tasks.some((t) => t.id === done.id)
+      && finished.tasks.every((t) => t.status.state === done.status.state),
+    JSON.stringify(finished.tasks.map((t) => [t.id, t.status.state])));
+  } catch (e) {
+    fail('list tasks', e.stack ?? e);
+  }
+  const saints = (parts) => ({ message: message('saints_of_the_day', 'today', parts) });
+  await expectError('bad params (a message without parts)', () => main.sendMessage(saints([])), EXPECTED.badParams);
+  await expectError('body over the size limit', () => main.sendMessage({ message: message('saints_of_the_day', 'x'.repeat(1 << 20)) }), EXPECTED.tooLarge);
+  await expectError('unknown route (a tenant)', () => main.sendMessage({ ...saints(), tenant: TENANT }), EXPECTED.tenant);
+  const file = [{ content: { $case: 'url', value: 'https://example.org/a.pdf' }, mediaType: 'application/pdf' }];
+  await expectError('file part', () => main.sendMessage(saints(file)), EXPECTED.filePart);
 }
 
 main().then(() => process.exit(failures ? 1 : 0), (e) => {

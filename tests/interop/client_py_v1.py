@@ -1,7 +1,10 @@
 """Drives the server with a2a-sdk 1.x (default settings: A2A 1.0 once the card lists it).
 
 The bearer token goes through the SDK's documented AuthInterceptor, which reads the card's
-securitySchemes. Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED.
+securitySchemes. Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED, and
+A2A_BINDING: `jsonrpc` (default: the SDK's default settings, which speak JSON-RPC) or
+`http+json` (ClientConfig offers HTTP+JSON first, then JSON-RPC, with the client's preference
+over the card's order), which also lists tasks and meets the errors only that binding can show.
 Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller got>`.
 """
 
@@ -29,7 +32,11 @@ from a2a.client import ClientConfig, create_client
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
@@ -47,10 +54,18 @@ TERMINAL = {
 }
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 QUESTION = SKILLS["catholic_qa"]
+REST = os.environ.get("A2A_BINDING", "jsonrpc") == "http+json"
+# The settings that select the HTTP+JSON binding: offered first, with the client's preference
+# over the card's order (which lists JSON-RPC first).
+REST_SETTINGS = {"supported_protocol_bindings": ["HTTP+JSON", "JSONRPC"], "use_client_preference": True}
+# A tenant the server does not serve: the SDK puts it in front of the resource path.
+TENANT = "no-such-tenant"
 
 
-async def client(token, card_path="/.well-known/agent-card.json", streaming=False, polling=False):
-    config = ClientConfig(httpx_client=http(), streaming=streaming, polling=polling)
+async def client(token, card_path="/.well-known/agent-card.json", streaming=False, polling=False, settings=None):
+    if settings is None:
+        settings = REST_SETTINGS if REST else {}
+    config = ClientConfig(httpx_client=http(), streaming=streaming, polling=polling, **settings)
     return await create_client(
         await resolve(card_path),
         client_config=config,
@@ -58,15 +73,16 @@ async def client(token, card_path="/.well-known/agent-card.json", streaming=Fals
     )
 
 
-def message(skill, text):
-    msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
+def message(skill, text, parts=None):
+    parts = [Part(text=text)] if parts is None else parts
+    msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=parts)
     msg.metadata.update({"skillId": skill})
     return SendMessageRequest(message=msg)
 
 
-async def send(c, skill, text):
+async def send(c, skill, text, parts=None):
     task = None
-    async for event in c.send_message(message(skill, text)):
+    async for event in c.send_message(message(skill, text, parts)):
         if event.HasField("task"):
             task = event.task
     return task
@@ -189,8 +205,113 @@ async def push(pro):
             f"{config}",
         )
         await check_push("push config created", receiver, sent.task.id, token)
+        if REST:
+            await push_configs(polling, config)
     except Exception:  # noqa: BLE001
         report("push config created", False, failure_detail())
+
+
+async def push_configs(c, config):
+    """The other push-config calls on a task's config: get, list, delete, then get again."""
+    task_id, config_id = config.task_id, config.id
+    got = await c.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id))
+    listed = await c.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=task_id))
+    report(
+        "push config get and list",
+        got.id == config_id and got.url == config.url and [x.id for x in listed.configs] == [config_id],
+        f"got {got}, listed {listed}",
+    )
+    await c.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id))
+    listed = await c.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=task_id))
+    report("push config deleted", len(listed.configs) == 0, f"listed {listed}")
+    await expect_error(
+        "deleted push config",
+        lambda: c.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)),
+        "InvalidParamsError",
+        lambda e: "has no push notification config" in str(e),
+    )
+
+
+def transport_of(c):
+    """The class name and URL of the transport the SDK chose for a client."""
+    transport = getattr(c, "_transport", None)
+    while hasattr(transport, "_base"):  # a decorator (tenant) around the transport
+        transport = transport._base
+    return type(transport).__name__, getattr(transport, "url", None)
+
+
+async def bindings(pro):
+    """Which binding each setting picks: HTTP+JSON when offered first with the client's
+    preference, JSON-RPC for a client that offers both in the card's order, and for a client
+    with the default settings."""
+    cases = [
+        ("HTTP+JSON preferred", REST_SETTINGS, "RestTransport", "/api/v1/a2a/rest"),
+        ("both offered, the card's order", {"supported_protocol_bindings": ["JSONRPC", "HTTP+JSON"]}, "JsonRpcTransport", "/api/v1/a2a"),
+        ("default settings", {}, "JsonRpcTransport", "/api/v1/a2a"),
+    ]
+    for label, settings, cls, path in cases:
+        try:
+            got = transport_of(await client(pro, settings=settings))
+            report(f"binding: {label}", got[0] == cls and str(got[1]).endswith(path), f"got {got}")
+        except Exception:  # noqa: BLE001
+            report(f"binding: {label}", False, failure_detail())
+
+
+async def list_tasks(c, done):
+    """ListTasks, two pages of two tasks (every skill was sent before)."""
+    try:
+        first = await c.list_tasks(ListTasksRequest(page_size=2))
+        second = await c.list_tasks(ListTasksRequest(page_size=2, page_token=first.next_page_token))
+        ids = [t.id for t in first.tasks] + [t.id for t in second.tasks]
+        report(
+            "list tasks: two pages",
+            len(first.tasks) == 2 and first.next_page_token and len(second.tasks) == 2 and len(set(ids)) == 4,
+            f"first {[t.id for t in first.tasks]} next {first.next_page_token!r}, second {[t.id for t in second.tasks]}",
+        )
+        finished = await c.list_tasks(ListTasksRequest(status=done.status.state, page_size=100))
+        report(
+            "list tasks: by state",
+            done.id in [t.id for t in finished.tasks] and all(t.status.state == done.status.state for t in finished.tasks),
+            f"{[(t.id, TaskState.Name(t.status.state)) for t in finished.tasks]}",
+        )
+    except Exception:  # noqa: BLE001
+        report("list tasks", False, failure_detail())
+
+
+async def rest_errors(c):
+    """The errors a client meets through the SDK's own calls, beyond the ones both bindings
+    share: bad params, a body over the size limit, a route the server does not serve (a tenant
+    it does not have), and a file part."""
+    await expect_error(
+        "bad params (a message without parts)",
+        lambda: send(c, "saints_of_the_day", "", parts=[]),
+        "InvalidParamsError",
+        lambda e: "parts" in str(e),
+    )
+    await expect_error(
+        "body over the size limit",
+        lambda: send(c, "saints_of_the_day", "x" * (1 << 20)),
+        "InvalidRequestError",
+        lambda e: "larger than the limit" in str(e),
+    )
+    tenant = message("saints_of_the_day", "today")
+    tenant.tenant = TENANT
+    await expect_error(
+        "unknown route (a tenant)",
+        lambda: first_task(c.send_message(tenant)),
+        "MethodNotFoundError",
+        lambda e: TENANT in str(e),
+    )
+    await expect_error(
+        "file part",
+        lambda: send(c, "saints_of_the_day", "", parts=[Part(url="https://example.org/a.pdf", media_type="application/pdf")]),
+        "ContentTypeNotSupportedError",
+    )
+
+
+async def first_task(responses):
+    async for response in responses:
+        return response
 
 
 async def expect_error(name, run, cls, check=None):
@@ -265,12 +386,26 @@ async def main():
         lambda: c.get_task(GetTaskRequest(id=str(uuid.uuid4()))),
         "TaskNotFoundError",
     )
-    await expect_error(
-        "unknown skill",
-        lambda: send(c, "no_such_skill", "hello"),
-        "InvalidParamsError",
-        lambda e: "saints_of_the_day" in (e.data or {}).get("availableSkills", ""),
-    )
+    if REST:
+        # SKILL_NOT_FOUND is not a reason the SDK knows: it raises an HTTP error, with the
+        # google.rpc.Status on the cause's response.
+        await expect_error(
+            "unknown skill",
+            lambda: send(c, "no_such_skill", "hello"),
+            "A2AClientError",
+            lambda e: "400" in str(e) and "saints_of_the_day" in e.__cause__.response.text,
+        )
+    else:
+        await expect_error(
+            "unknown skill",
+            lambda: send(c, "no_such_skill", "hello"),
+            "InvalidParamsError",
+            lambda e: "saints_of_the_day" in (e.data or {}).get("availableSkills", ""),
+        )
+    if REST:
+        await bindings(pro)
+        await list_tasks(c, done)
+        await rest_errors(c)
     await lifecycle(pro)
     await push(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
@@ -290,7 +425,8 @@ async def main():
         "rate limit exhausted",
         lambda: send(limited, "saints_of_the_day", "today"),
         "A2AClientError",
-        lambda e: "429" in str(e),
+        # On HTTP+JSON the wait is on the cause's response too, as Retry-After.
+        lambda e: "429" in str(e) and (not REST or e.__cause__.response.headers.get("retry-after", "").isdigit()),
     )
     anonymous = await client("not-a-valid-token")
     await expect_error(
@@ -301,19 +437,28 @@ async def main():
     )
     methods = {method for method, _ in calls}
     versions = {version for _, version in calls}
-    report(
-        "1.0 wire",
-        methods
-        == {
-            "SendMessage",
-            "SendStreamingMessage",
-            "SubscribeToTask",
-            "GetTask",
-            "CancelTask",
-            "CreateTaskPushNotificationConfig",
+    expected = {
+        "SendMessage",
+        "SendStreamingMessage",
+        "SubscribeToTask",
+        "GetTask",
+        "CancelTask",
+        "CreateTaskPushNotificationConfig",
+    }
+    if REST:
+        # Every call went to a resource URL of the binding (common.record names them); the
+        # binding checks created JSON-RPC clients but called nothing through them.
+        expected |= {
+            "ListTasks",
+            f"REST POST /{TENANT}/message:send",
+            "REST GET /tasks/{task}/pushNotificationConfigs",
+            "REST GET /tasks/{task}/pushNotificationConfigs/{config}",
+            "REST DELETE /tasks/{task}/pushNotificationConfigs/{config}",
         }
-        and versions == {"1.0"},
-        f"methods {methods}, A2A-Version {versions}",
+    report(
+        "HTTP+JSON binding, 1.0" if REST else "1.0 wire",
+        methods == expected and versions == {"1.0"} and common.bindings == {"http+json" if REST else "jsonrpc"},
+        f"methods {methods}, A2A-Version {versions}, bindings {common.bindings}",
     )
 
 

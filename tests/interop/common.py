@@ -66,27 +66,66 @@ class Token(CredentialService):
         return self.token
 
 
-# (JSON-RPC method, A2A-Version header) of every call, to check which wire the SDK chose.
+# (JSON-RPC method, A2A-Version header) of every call, to check which wire the SDK chose; a
+# call of the HTTP+JSON binding is named by the 1.0 method its resource URL stands for.
 calls = []
+REST = "/api/v1/a2a/rest"
+# The resource URLs of the HTTP+JSON binding (A2A 1.0 §11) and the 1.0 method of each.
+REST_METHODS = [
+    ("POST", r"/message:send", "SendMessage"),
+    ("POST", r"/message:stream", "SendStreamingMessage"),
+    ("GET", r"/tasks", "ListTasks"),
+    ("GET", r"/tasks/[^/:]+", "GetTask"),
+    ("POST", r"/tasks/[^/:]+:cancel", "CancelTask"),
+    ("GET|POST", r"/tasks/[^/:]+:subscribe", "SubscribeToTask"),
+    ("POST", r"/tasks/[^/:]+/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
+]
+# The other push-config URLs, named by their shape (the SDKs' JSON-RPC runs do not call them).
+REST_SHAPES = [
+    (r"/tasks/[^/:]+/pushNotificationConfigs", "/tasks/{task}/pushNotificationConfigs"),
+    (r"/tasks/[^/:]+/pushNotificationConfigs/[^/]+", "/tasks/{task}/pushNotificationConfigs/{config}"),
+]
+
+
+def rest_method(request):
+    """The 1.0 method an HTTP+JSON request stands for (`REST <verb> <path>` for any other)."""
+    path = request.url.path.removeprefix(REST)
+    for verbs, pattern, name in REST_METHODS:
+        if request.method in verbs.split("|") and re.fullmatch(pattern, path):
+            return name
+    shape = next((shape for pattern, shape in REST_SHAPES if re.fullmatch(pattern, path)), path)
+    return f"REST {request.method} {shape}"
+
+
+# The bindings the calls went through: `jsonrpc`, `http+json`.
+bindings = set()
 
 
 async def record(request):
-    if request.method == "POST":
+    if request.url.path.startswith(REST):
+        bindings.add("http+json")
+        calls.append((rest_method(request), request.headers.get("a2a-version")))
+    elif request.method == "POST":
+        bindings.add("jsonrpc")
         method = json.loads(request.content or b"{}").get("method")
         calls.append((method, request.headers.get("a2a-version")))
 
 
 # One entry per event stream the server answered: the JSON-RPC method and id of the request,
-# and the id of every event, read from the bytes the SDK itself received.
+# and the id of every event, read from the bytes the SDK itself received; on the HTTP+JSON
+# binding, which has no envelope, `id` is None and each event's entry is its payload's member
+# (`task`, `statusUpdate`, ...), as a bare StreamResponse has exactly one.
 streams = []
+STREAM_PAYLOADS = {"task", "message", "statusUpdate", "artifactUpdate"}
 
 
 class TappedStream(httpx.AsyncByteStream):
     """Passes a streamed body through unchanged, noting the `id` of each Server-Sent Event."""
 
-    def __init__(self, inner, entry):
+    def __init__(self, inner, entry, rest=False):
         self.inner = inner
         self.entry = entry
+        self.rest = rest
         self.pending = b""
 
     async def __aiter__(self):
@@ -100,7 +139,8 @@ class TappedStream(httpx.AsyncByteStream):
                     if line.startswith(b"data:")
                 ]
                 if data:
-                    self.entry["event_ids"].append(json.loads(b"\n".join(data)).get("id"))
+                    body = json.loads(b"\n".join(data))
+                    self.entry["event_ids"].append("|".join(sorted(body)) if self.rest else body.get("id"))
             yield chunk
 
     async def aclose(self):
@@ -113,10 +153,12 @@ class Tap(httpx.AsyncHTTPTransport):
     async def handle_async_request(self, request):
         response = await super().handle_async_request(request)
         if response.headers.get("content-type", "").startswith("text/event-stream"):
-            sent = json.loads(request.content or b"{}")
-            entry = {"method": sent.get("method"), "id": sent.get("id"), "event_ids": []}
+            rest = request.url.path.startswith(REST)
+            sent = {} if rest else json.loads(request.content or b"{}")
+            method = rest_method(request) if rest else sent.get("method")
+            entry = {"method": method, "id": sent.get("id"), "event_ids": [], "rest": rest}
             streams.append(entry)
-            response.stream = TappedStream(response.stream, entry)
+            response.stream = TappedStream(response.stream, entry, rest)
         return response
 
 
@@ -188,6 +230,13 @@ def check_stream(label, events, artifacts, entry, end_state="completed"):
         and (finals[-1] is None or finals == [False] * (len(finals) - 1) + [True]),
         f"last event {json.dumps(last)}, finals {finals}",
     )
+    if entry is not None and entry["rest"]:
+        report(
+            f"{label}: every event a bare StreamResponse",
+            len(entry["event_ids"]) == len(events) and all(k in STREAM_PAYLOADS for k in entry["event_ids"]),
+            f"events {entry['event_ids']}, SDK yielded {len(events)}",
+        )
+        return
     report(
         f"{label}: every event under the request id",
         entry is not None

@@ -176,6 +176,9 @@ run_client py-0.3.26 "$CACHE/py-$PY_SDK_03/bin/python" "$HERE/client_py_v03.py"
 run_client js-1.3.0 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" default
 run_client js-1.3.0-legacy node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" legacy
 run_client js-0.3.14 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_03" native03
+# The 1.x SDKs again, set to the HTTP+JSON binding (the same clients, told to prefer it).
+run_client py-1.3.0-rest env A2A_BINDING=http+json "$CACHE/py-$PY_SDK_1/bin/python" "$HERE/client_py_v1.py"
+run_client js-1.3.0-rest node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" rest
 # Each SDK client cancels one working task (checked below); the frameworks cancel none.
 cancelling=$clients
 # The agent frameworks, no language model on their side: each reaches every skill (through the

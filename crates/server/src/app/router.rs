@@ -34,6 +34,7 @@ use crate::edge::RenderRefusal;
 use crate::edge::body_deadline::DeadlineBody;
 use crate::edge::guard::{self, Guard};
 use crate::edge::loopback;
+use crate::edge::unread;
 use crate::error::{ApiError, Failure};
 use crate::paths::{self, RPC_PATH};
 use crate::push;
@@ -64,7 +65,8 @@ pub struct OuterLayers {
 /// 34 clones and 43 allocations a call, measured with bench/profile). Every response, the
 /// guard's refusals and unknown paths included, allows any origin and exposes the headers a
 /// browser client needs to read. The loopback check (auth-off mode only) is outermost; the body
-/// deadline comes next, so every reader of a body is bound by it.
+/// deadline comes next, so every reader of a body is bound by it; then the watch on the body
+/// that closes the connection of an answer given with the body unread.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     let kit = state.pipeline.kit.kit().cloned();
     let routes = routes(state, kit.as_ref());
@@ -80,6 +82,7 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
         .layer(MapRequestLayer::new(move |request: Request| {
             request.map(|body| Body::new(DeadlineBody::new(body, body_read_timeout)))
         }))
+        .layer(middleware::from_fn(unread::close_if_unread))
         .map_response(|response: Response<_>| response.map(Body::new))
         .layer(MapRequestLayer::new(version_from_query))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION]))

@@ -97,7 +97,8 @@ impl Kit {
         Some(text.parse())
     }
 
-    /// The kit's view of one call, from its headers and the envelope's hints.
+    /// The kit's view of one call, from its headers and the envelope's hints; the caller sets
+    /// the binding that answered it, the scenario and whether it was simulated.
     pub fn exchange(
         &self,
         headers: &HeaderMap,
@@ -117,6 +118,7 @@ impl Kit {
                 .map(|id| truncated(&id, KEPT_CHARS)),
             method: method.map(|m| truncated(m, KEPT_CHARS)),
             wire,
+            binding: "-",
             scenario: None,
             simulated: false,
         }

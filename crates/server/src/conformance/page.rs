@@ -114,7 +114,7 @@ fn rule_details(html: &mut String, rule: &str, findings: &[&Finding]) {
     }
     let _ = write!(
         html,
-        "<details class=\"rule-group\" data-rule=\"{0}\"><summary><span class=\"rule\">{0}</span>: {1} findings, {2} distinct</summary><table><tr><th>times</th><th>last at</th><th>request</th><th>method</th><th>JSON-RPC id</th><th>request id</th><th>scenario</th><th>what</th></tr>",
+        "<details class=\"rule-group\" data-rule=\"{0}\"><summary><span class=\"rule\">{0}</span>: {1} findings, {2} distinct</summary><table><tr><th>times</th><th>last at</th><th>request</th><th>binding</th><th>method</th><th>JSON-RPC id</th><th>request id</th><th>scenario</th><th>what</th></tr>",
         escape(rule),
         findings.len(),
         rows.len()
@@ -128,10 +128,11 @@ fn rule_details(html: &mut String, rule: &str, findings: &[&Finding]) {
         };
         let _ = write!(
             html,
-            "<tr class=\"finding\"><td class=\"count\">×{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"finding\"><td class=\"count\">×{}</td><td>{}</td><td>{}</td><td class=\"binding\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             times,
             escape(&finding.at),
             escape(&finding.request),
+            escape(&binding_and_wire(&finding.binding, &finding.wire)),
             escape(finding.method.as_deref().unwrap_or("-")),
             escape(finding.rpc_id.as_deref().unwrap_or("-")),
             escape(&finding.request_id),
@@ -142,7 +143,7 @@ fn rule_details(html: &mut String, rule: &str, findings: &[&Finding]) {
     if rows.len() > ROWS_PER_RULE {
         let _ = write!(
             html,
-            "<tr><td colspan=\"8\">and {} more distinct findings (the JSON report has them all)</td></tr>",
+            "<tr><td colspan=\"9\">and {} more distinct findings (the JSON report has them all)</td></tr>",
             rows.len() - ROWS_PER_RULE
         );
     }
@@ -162,14 +163,14 @@ fn coverage_section(html: &mut String, run: &RunReport) {
     if run.coverage.exercised.is_empty() {
         html.push_str("<p>No scenario exercised.</p>");
     } else {
-        html.push_str("<table class=\"coverage\"><tr><th>scenario</th><th>method</th><th>wire</th><th>calls</th></tr>");
+        html.push_str("<table class=\"coverage\"><tr><th>scenario</th><th>method</th><th>binding</th><th>calls</th></tr>");
         for cell in &run.coverage.exercised {
             let _ = write!(
                 html,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"count\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td class=\"binding\">{}</td><td class=\"count\">{}</td></tr>",
                 escape(&cell.scenario),
                 escape(&cell.method),
-                escape(&cell.wire),
+                escape(&binding_and_wire(&cell.binding, &cell.wire)),
                 cell.calls
             );
         }
@@ -188,10 +189,21 @@ fn coverage_section(html: &mut String, run: &RunReport) {
                 html,
                 "<p class=\"untouched-method\">Never tried on {} ({}): {}</p>",
                 escape(&gap.method),
-                escape(&gap.wire),
+                escape(&binding_and_wire(&gap.binding, &gap.wire)),
                 escape(&gap.scenarios.join(", "))
             );
         }
+    }
+}
+
+/// How the page names the binding and wire of a call: `http+json 1.0`, `jsonrpc 0.3`; a card
+/// fetch has neither (`-`).
+pub(crate) fn binding_and_wire(binding: &str, wire: &str) -> String {
+    match (binding, wire) {
+        ("" | "-", "" | "-") => "-".into(),
+        ("" | "-", wire) => wire.into(),
+        (binding, "" | "-") => binding.into(),
+        (binding, wire) => format!("{binding} {wire}"),
     }
 }
 

@@ -61,6 +61,9 @@ pub struct Exchange {
     pub method: Option<String>,
     /// `0.3` or `1.0`.
     pub wire: &'static str,
+    /// The protocol binding that answered the call (`jsonrpc`, `http+json`; `-` for a card
+    /// fetch), the label its metrics carry, so that a report tells the two bindings apart.
+    pub binding: &'static str,
     /// The scenario asked for.
     pub scenario: Option<Scenario>,
     /// Whether the scenario decided the answer.
@@ -144,9 +147,10 @@ struct ClientRun {
     requests: u64,
     dropped: u64,
     findings: VecDeque<Finding>,
-    coverage: BTreeMap<(&'static str, &'static str, &'static str), u64>,
-    /// The methods and wires the run called, with or without a scenario.
-    called: BTreeSet<(&'static str, &'static str)>,
+    /// Calls per scenario, method, wire and binding.
+    coverage: BTreeMap<(&'static str, &'static str, &'static str, &'static str), u64>,
+    /// The methods, wires and bindings the run called, with or without a scenario.
+    called: BTreeSet<(&'static str, &'static str, &'static str)>,
     /// Per webhook scenario: what it did to the run's notifications.
     notifications: BTreeMap<&'static str, FaultTally>,
     bytes: usize,
@@ -224,6 +228,7 @@ fn finding_bytes(finding: &Finding) -> usize {
         + finding.rpc_id.as_ref().map_or(0, String::len)
         + finding.method.as_ref().map_or(0, String::len)
         + finding.wire.len()
+        + finding.binding.len()
         + finding.scenario.as_ref().map_or(0, String::len)
         + finding.caused_by.as_ref().map_or(0, String::len)
         + finding.detail.len()
@@ -370,10 +375,10 @@ impl Recorder {
                 .and_then(|m| KNOWN_METHODS.iter().find(|known| **known == m))
                 .copied()
                 .unwrap_or("other");
-            run.called.insert((method, exchange.wire));
+            run.called.insert((method, exchange.wire, exchange.binding));
             if let Some(scenario) = exchange.scenario {
                 *run.coverage
-                    .entry((scenario.name(), method, exchange.wire))
+                    .entry((scenario.name(), method, exchange.wire, exchange.binding))
                     .or_default() += 1;
             }
             found
@@ -454,6 +459,7 @@ impl Recorder {
                         rpc_id: None,
                         method: None,
                         wire: "-",
+                        binding: "-",
                         scenario: None,
                         simulated: false,
                     };
@@ -584,10 +590,11 @@ fn coverage(run: &ClientRun) -> Coverage {
     let exercised: Vec<Exercised> = run
         .coverage
         .iter()
-        .map(|((scenario, method, wire), calls)| Exercised {
+        .map(|((scenario, method, wire, binding), calls)| Exercised {
             scenario: scenario.to_string(),
             method: method.to_string(),
             wire: wire.to_string(),
+            binding: binding.to_string(),
             calls: *calls,
         })
         .collect();
@@ -598,13 +605,17 @@ fn coverage(run: &ClientRun) -> Coverage {
     let untouched_by_method = run
         .called
         .iter()
-        .filter(|(method, _)| *method != "other")
-        .map(|(method, wire)| MethodGap {
+        .filter(|(method, _, _)| *method != "other")
+        .map(|(method, wire, binding)| MethodGap {
             method: method.to_string(),
             wire: wire.to_string(),
+            binding: binding.to_string(),
             scenarios: Scenario::bare_names()
                 .filter(|name| applies(name, method))
-                .filter(|name| !run.coverage.contains_key(&(*name, *method, *wire)))
+                .filter(|name| {
+                    !run.coverage
+                        .contains_key(&(*name, *method, *wire, *binding))
+                })
                 .map(str::to_string)
                 .collect(),
         })
@@ -649,6 +660,7 @@ fn finding(
         rpc_id: exchange.rpc_id.clone(),
         method: exchange.method.clone(),
         wire: exchange.wire.into(),
+        binding: exchange.binding.into(),
         simulated: exchange.simulated,
         scenario: exchange.scenario.map(|s| s.name().to_string()),
         caused_by: caused_by.map(str::to_string),
@@ -670,6 +682,7 @@ mod tests {
             rpc_id: Some(truncated(&"9".repeat(detail_len), KEPT_CHARS)),
             method: Some("message/stream".into()),
             wire: "0.3",
+            binding: "jsonrpc",
             scenario: None,
             simulated: false,
         };

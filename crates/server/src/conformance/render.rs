@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use super::page::binding_and_wire;
 use super::report::{Finding, Report, RunReport};
 use super::rules::RULES;
 
@@ -89,7 +90,10 @@ pub fn text(report: &Report, allow: &AllowList) -> String {
             .coverage
             .exercised
             .iter()
-            .map(|e| format!("{} on {} ({}) ×{}", e.scenario, e.method, e.wire, e.calls))
+            .map(|e| {
+                let over = binding_and_wire(&e.binding, &e.wire);
+                format!("{} on {} ({over}) ×{}", e.scenario, e.method, e.calls)
+            })
             .collect();
         let _ = writeln!(
             out,
@@ -116,6 +120,11 @@ fn describe(finding: &Finding) -> String {
     if let Some(method) = &finding.method {
         let _ = write!(line, " {method}");
     }
+    let _ = write!(
+        line,
+        " ({})",
+        binding_and_wire(&finding.binding, &finding.wire)
+    );
     if let Some(id) = &finding.rpc_id {
         let _ = write!(line, " id={id}");
     }

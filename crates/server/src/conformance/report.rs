@@ -28,6 +28,11 @@ pub struct Finding {
     pub method: Option<String>,
     /// The wire the call was answered in (`0.3` or `1.0`).
     pub wire: String,
+    /// The protocol binding that answered the call: `jsonrpc` (`POST /api/v1/a2a`) or
+    /// `http+json` (below `/api/v1/a2a/rest`), `-` for a card fetch; the same call can be made
+    /// through either, and a client may misbehave on one only.
+    #[serde(default)]
+    pub binding: String,
     /// Whether this call itself was answered by a simulation.
     pub simulated: bool,
     /// The scenario this call asked for, if any.
@@ -41,7 +46,7 @@ pub struct Finding {
     pub why: String,
 }
 
-/// How often the run asked for a scenario on one method and wire.
+/// How often the run asked for a scenario on one method, wire and binding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exercised {
     /// The scenario's name, e.g. `rate_limited`.
@@ -50,17 +55,23 @@ pub struct Exercised {
     pub method: String,
     /// `0.3` or `1.0`.
     pub wire: String,
+    /// `jsonrpc` or `http+json`: a scenario tried on one binding is not tried on the other.
+    #[serde(default)]
+    pub binding: String,
     /// Calls.
     pub calls: u64,
 }
 
-/// The scenarios a run never tried on one method and wire it called.
+/// The scenarios a run never tried on one method, wire and binding it called.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodGap {
     /// The JSON-RPC method.
     pub method: String,
     /// `0.3` or `1.0`.
     pub wire: String,
+    /// `jsonrpc` or `http+json`.
+    #[serde(default)]
+    pub binding: String,
     /// Scenarios that apply to the method and were never asked for on it.
     pub scenarios: Vec<String>,
 }
@@ -69,11 +80,11 @@ pub struct MethodGap {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Coverage {
-    /// Scenario, method and wire combinations the run asked for.
+    /// Scenario, method, wire and binding combinations the run asked for.
     pub exercised: Vec<Exercised>,
     /// Scenarios the run never asked for, on any method.
     pub untouched: Vec<String>,
-    /// Per method and wire the run called: the scenarios never tried on it.
+    /// Per method, wire and binding the run called: the scenarios never tried on it.
     pub untouched_by_method: Vec<MethodGap>,
 }
 

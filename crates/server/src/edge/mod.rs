@@ -1,6 +1,7 @@
 //! The edge: what stands between a socket and a binding. The accept loop and its connection
 //! limits ([`serve`]), per-core serving threads, lingering closes, the body deadline, the
-//! guard's load shedding and failed-token budget, and the loopback check of auth-off mode.
+//! guard's load shedding and failed-token budget, the loopback check of auth-off mode, and the
+//! `Connection: close` of an answer given with its request's body unread ([`unread`]).
 //! The edge decides a refusal; the binding the request is for writes it ([`RenderRefusal`]).
 
 pub(crate) mod body_deadline;
@@ -10,6 +11,7 @@ pub(crate) mod linger;
 pub(crate) mod loopback;
 pub(crate) mod serve;
 pub(crate) mod serving_threads;
+pub(crate) mod unread;
 
 use axum::http::HeaderMap;
 use axum::response::Response;

@@ -59,6 +59,8 @@ pub(crate) struct Exchanged<'a> {
     pub(crate) method: &'a str,
     /// The wire the call was answered in.
     pub(crate) wire: &'static str,
+    /// The binding that answered it (its metrics label: `jsonrpc`, `http+json`).
+    pub(crate) binding: &'static str,
     /// The verified caller, when the token was accepted.
     pub(crate) principal: Option<&'a Principal>,
     /// The answer (a stream's stands as an empty reply with its charge).
@@ -212,6 +214,7 @@ impl KitHook {
             named,
             call.wire,
         );
+        exchange.binding = call.binding;
         exchange.scenario = staged.scenario;
         exchange.simulated = staged.simulated;
         let owner = match call.principal {

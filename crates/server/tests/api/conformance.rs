@@ -372,7 +372,7 @@ async fn the_report_names_each_misbehaviour() {
     let coverage = &sloppy["runs"][0]["coverage"];
     assert_eq!(
         coverage["exercised"],
-        json!([{"scenario": "rate_limited", "method": "message/send", "wire": "0.3", "calls": 1}])
+        json!([{"scenario": "rate_limited", "method": "message/send", "wire": "0.3", "binding": "jsonrpc", "calls": 1}])
     );
     let gaps = coverage["untouchedByMethod"].as_array().unwrap();
     let send = gaps
@@ -1025,8 +1025,8 @@ async fn scenarios_on_the_1_0_wire_answer_in_its_terms_and_count_in_coverage() {
     assert_eq!(
         exercised,
         &json!([
-            {"scenario": "rate_limited", "method": "SendMessage", "wire": "1.0", "calls": 1},
-            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0", "calls": 1},
+            {"scenario": "rate_limited", "method": "SendMessage", "wire": "1.0", "binding": "jsonrpc", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0", "binding": "jsonrpc", "calls": 1},
         ]),
         "{report}"
     );

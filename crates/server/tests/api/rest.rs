@@ -811,6 +811,160 @@ async fn the_kits_scenarios_apply_to_rest_calls() {
     );
 }
 
+/// The kit's report and its page name the binding of each recorded call: the same scenario on
+/// the same 1.0 method through JSON-RPC and through HTTP+JSON counts twice in coverage, and
+/// each finding says which binding the call came through.
+#[tokio::test]
+async fn the_report_and_its_page_name_the_binding_of_each_call() {
+    let app = spawn_app(|s| s.conformance.enabled = true).await;
+    let token = app.token("two-bindings", Plan::Pro);
+    let through = |rest: bool, scenario: &'static str| {
+        let (url, body) = if rest {
+            (
+                format!("{}{BASE}/message:send", app.base),
+                message("test_echo", "x"),
+            )
+        } else {
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage",
+                "params": message("test_echo", "x")});
+            (format!("{}/api/v1/a2a", app.base), body)
+        };
+        reply(
+            app.client
+                .post(url)
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .header("A2A-Version", "1.0")
+                .header("A2A-Client-Run", "both")
+                .header("A2A-Simulate", scenario)
+                .body(body.to_string()),
+        )
+    };
+    let limited = through(true, "rate_limited;retry_after=9").await;
+    assert_status(&limited, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED");
+    for rest in [false, true] {
+        let failed = through(rest, "skill_failed").await;
+        assert_eq!(failed.status, 200, "{}", failed.body);
+    }
+    let report = reply(
+        app.client
+            .get(format!("{}/conformance/report?run=both", app.base))
+            .bearer_auth(&token),
+    )
+    .await
+    .body;
+    let run = &report["runs"][0];
+    assert_eq!(
+        run["coverage"]["exercised"],
+        json!([
+            {"scenario": "rate_limited", "method": "SendMessage", "wire": "1.0",
+                "binding": "http+json", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0",
+                "binding": "http+json", "calls": 1},
+            {"scenario": "skill_failed", "method": "SendMessage", "wire": "1.0",
+                "binding": "jsonrpc", "calls": 1},
+        ]),
+        "{report}"
+    );
+    let gaps = run["coverage"]["untouchedByMethod"].as_array().unwrap();
+    let untried = |binding: &str| {
+        let gap = gaps.iter().find(|g| g["binding"] == binding).unwrap();
+        gap["scenarios"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rate_limited"))
+    };
+    assert!(untried("jsonrpc") && !untried("http+json"), "{report}");
+    let findings: Vec<(&Value, &Value, &Value)> = run["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (&f["rule"], &f["binding"], &f["request"]))
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            (
+                &json!("retry-too-soon"),
+                &json!("jsonrpc"),
+                &json!("POST /api/v1/a2a")
+            ),
+            (
+                &json!("retry-too-soon"),
+                &json!("http+json"),
+                &json!("POST /api/v1/a2a/rest/message:send")
+            ),
+        ],
+        "{report}"
+    );
+    let page = app
+        .client
+        .get(format!("{}/conformance/findings?run=both", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for cell in [
+        r#"<td class="binding">jsonrpc 1.0</td>"#,
+        r#"<td class="binding">http+json 1.0</td>"#,
+        "Never tried on SendMessage (jsonrpc 1.0)",
+    ] {
+        assert!(page.contains(cell), "{cell} not in {page}");
+    }
+}
+
+/// A refusal given before the body is read (the token, the plan, an unknown route) leaves the
+/// body unread, and the server reads no further request on that connection: the answer says so
+/// with `Connection: close`, or a client that keeps the connection for its next call (the Python
+/// SDK's pool does) meets "server disconnected" on that call. An answer that read its body, and
+/// one to a request without a body, keep the connection.
+#[tokio::test]
+async fn a_refusal_that_leaves_the_body_unread_closes_the_connection() {
+    let app = spawn_app(|_| {}).await;
+    let pro = app.token("keep-alive", Plan::Pro);
+    let free = app.token("keep-alive-free", Plan::Free);
+    let body = message("test_echo", "x");
+    let cases = [
+        (free.as_str(), "/message:send", 403, true),
+        ("not-a-token", "/message:send", 401, true),
+        (pro.as_str(), "/no-such-tenant/message:send", 404, true),
+        (pro.as_str(), "/message:send", 200, false),
+    ];
+    for (token, path, status, closes) in cases {
+        let answer = rest(&app, Some(token), Method::POST, path, Some(&body)).await;
+        assert_eq!(answer.status.as_u16(), status, "{path}: {}", answer.body);
+        assert_eq!(
+            answer.header("connection") == Some("close"),
+            closes,
+            "{path} answered {status} with {:?}",
+            answer.headers
+        );
+    }
+    let bodiless = rest(&app, Some("not-a-token"), Method::GET, "/tasks", None).await;
+    assert_eq!(bodiless.status.as_u16(), 401);
+    assert_eq!(
+        bodiless.header("connection"),
+        None,
+        "{:?}",
+        bodiless.headers
+    );
+    let twin = json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": body});
+    let refused = reply(
+        app.client
+            .post(format!("{}/api/v1/a2a", app.base))
+            .header("content-type", "application/json")
+            .header("A2A-Version", "1.0")
+            .bearer_auth(&free)
+            .body(twin.to_string()),
+    )
+    .await;
+    assert_eq!(refused.status.as_u16(), 403);
+    assert_eq!(refused.header("connection"), Some("close"));
+}
+
 #[tokio::test]
 async fn a_browsers_preflight_is_answered_on_every_route() {
     let app = spawn_app(|_| {}).await;

@@ -306,7 +306,7 @@ async fn the_report_counts_the_stream_scenarios_where_they_apply() {
     let coverage = &report["runs"][0]["coverage"];
     assert_eq!(
         coverage["exercised"],
-        json!([{"scenario": "slow_stream", "method": "message/stream", "wire": "0.3", "calls": 1}])
+        json!([{"scenario": "slow_stream", "method": "message/stream", "wire": "0.3", "binding": "jsonrpc", "calls": 1}])
     );
     let gaps = coverage["untouchedByMethod"].as_array().unwrap();
     let gap = |method: &str| -> Vec<Value> {

@@ -338,6 +338,7 @@ impl Answered {
             id: self.id.as_ref(),
             method: &self.method,
             wire: self.wire.label(),
+            binding: BINDING,
             principal: self.principal.as_ref(),
             outcome,
             content_type: self.content_type.clone(),

@@ -305,6 +305,7 @@ fn record(
         id: None,
         method: called.method,
         wire: Wire::V1.label(),
+        binding: BINDING,
         principal: called.principal,
         outcome,
         content_type: None,
