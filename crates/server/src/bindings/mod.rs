@@ -13,6 +13,7 @@ use axum::body::Bytes;
 use axum::extract::Path;
 use axum::extract::rejection::PathRejection;
 use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap, HeaderName};
 use axum::response::Response;
 
 use crate::bindings::card::{AgentCards, ServedCards};
@@ -20,8 +21,10 @@ use crate::bindings::jsonrpc::envelope::BodyLimits;
 use crate::metrics::Metrics;
 use crate::paths;
 use crate::pipeline::Pipeline;
+use crate::pipeline::call::Caller;
 use crate::push::Push;
 use crate::respond::json_bytes;
+use crate::service::Simulation;
 use crate::store::TaskStore;
 
 /// Everything the handlers share: the pipeline every binding runs, and what the bindings
@@ -78,4 +81,29 @@ pub(crate) fn no_skill_agent(state: &AppState, skill: &str) -> Response {
         )
     });
     json_bytes(StatusCode::NOT_FOUND, Bytes::from(body.to_string()), None)
+}
+
+/// The header with which an event-stream client names the last event it saw.
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// The caller's context the headers give, beside the skill its address stands for and the
+/// kit's simulation: its language preference (`Accept-Language`, at most 256 characters) and
+/// the event a resumed stream saw last (`Last-Event-ID`, at most 64 characters).
+pub(crate) fn caller(
+    headers: &HeaderMap,
+    default_skill: Option<&'static str>,
+    simulation: Option<Simulation>,
+) -> Caller {
+    let text = |name: &HeaderName, most: usize| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(|value| value.chars().take(most).collect::<String>())
+    };
+    Caller {
+        language: text(&header::ACCEPT_LANGUAGE, 256),
+        default_skill,
+        simulation,
+        last_event_id: text(&LAST_EVENT_ID, 64),
+    }
 }

@@ -74,8 +74,9 @@ pub(crate) enum Call {
     },
 }
 
-/// What a message's sender brings besides the message: its language preference, the skill
-/// its address stands for, and the conformance kit's override. Only sends read it.
+/// What a caller brings besides its request: for a message, its language preference, the
+/// skill its address stands for and the conformance kit's override; for the extended card, the
+/// agent called; for a subscription, the event its stream saw last. Other calls read none.
 #[derive(Debug, Default)]
 pub(crate) struct Caller {
     /// The caller's language preference (HTTP `Accept-Language`), at most 256 characters.
@@ -84,12 +85,16 @@ pub(crate) struct Caller {
     pub(crate) default_skill: Option<&'static str>,
     /// The conformance kit's override, when a scenario simulates a condition of the service.
     pub(crate) simulation: Option<Simulation>,
+    /// The id of the last event a resumed stream's client saw (HTTP `Last-Event-ID`), as sent.
+    pub(crate) last_event_id: Option<String>,
 }
 
 impl Call {
-    /// Hands the caller's context to a send, and the agent called to the extended card;
-    /// other calls need none.
-    pub(crate) fn with_caller(&mut self, caller: Caller) {
+    /// Hands the caller's context to the call that reads it: a send its language, default
+    /// skill and simulation; the extended card the agent called; a subscription the place it
+    /// resumes after, which must be an event id this server gave (a whole number: `-32602`
+    /// otherwise).
+    pub(crate) fn with_caller(&mut self, caller: Caller) -> Result<(), ApiError> {
         match self {
             Call::Send(request) | Call::Stream(request) => {
                 request.language = caller.language;
@@ -97,8 +102,26 @@ impl Call {
                 request.simulation = caller.simulation;
             }
             Call::ExtendedCard { agent } => *agent = caller.default_skill,
+            Call::Subscribe(request) => {
+                request.resume_after = resume_after(caller.last_event_id.as_deref())?;
+            }
             _ => {}
         }
+        Ok(())
+    }
+}
+
+/// The place in a task's log a `Last-Event-ID` names: none when absent or empty (as an
+/// event-stream client sends it before it saw an event with an id).
+fn resume_after(last_event_id: Option<&str>) -> Result<Option<u64>, ApiError> {
+    match last_event_id.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(id) => id.parse::<u64>().map(Some).map_err(|_| {
+            ApiError::InvalidParams(format!(
+                "Last-Event-ID `{}` is not the id of an event of this server's streams (a whole number)",
+                id.chars().take(32).collect::<String>()
+            ))
+        }),
     }
 }
 

@@ -148,7 +148,7 @@ pub enum Canceled {
 /// What [`TaskRuntime::subscribe`] and [`TaskRuntime::subscribe_with`] did.
 pub enum Subscribed {
     /// The task's events, from the first.
-    Stream(Subscription),
+    Stream(Box<Subscription>),
     /// No such task of this owner, working or kept.
     NotFound,
     /// The owner already holds the most streams allowed (never from a place held already).
@@ -362,7 +362,7 @@ impl TaskRuntime {
             return Ok(Subscribed::NotFound);
         }
         match self.hold_stream(owner).await? {
-            Some(place) => Ok(Subscribed::Stream(self.attach(place, task_id))),
+            Some(place) => Ok(Subscribed::Stream(Box::new(self.attach(place, task_id)))),
             None => Ok(Subscribed::Busy {
                 limit: self.shared.settings.max_streams_per_owner,
             }),
@@ -397,7 +397,7 @@ impl TaskRuntime {
             place.release().await?;
             return Ok(Subscribed::NotFound);
         }
-        Ok(Subscribed::Stream(self.attach(place, task_id)))
+        Ok(Subscribed::Stream(Box::new(self.attach(place, task_id))))
     }
 
     fn attach(&self, place: StreamPlace, task_id: &str) -> Subscription {

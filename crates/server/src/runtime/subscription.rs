@@ -1,6 +1,9 @@
-//! One subscriber's view of a task's event log: everything from the first event, then each new
-//! one as it is appended, until the final status. The log is shared; a subscriber holds only its
-//! position, so a slow one costs no memory and never holds back the task or other subscribers.
+//! One subscriber's view of a task's event log: everything from the first event (or after the
+//! one a resumed stream saw last), then each new one as it is appended, until the final status.
+//! The log is shared; a subscriber holds only its position, so a slow one costs no memory and
+//! never holds back the task or other subscribers. Each event of the log is numbered by its
+//! place in it, from 0: the same number on every replica, so a stream cut on one resumes on
+//! another.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -19,8 +22,13 @@ use crate::store::{Owner, StoreError, decode_task};
 /// What a subscription yields next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
-    /// An event, as JSON text (the 0.3 form: the task, a status update or an artifact update).
-    Event(Bytes),
+    /// An event, as JSON text (the 0.3 form: the task, a status update or an artifact update),
+    /// with its place in the task's log; `None` for an event made from the stored task, which
+    /// is in no log.
+    Event(Bytes, Option<u64>),
+    /// A resumed stream asked for the events after a place the log does not hold (the log
+    /// expired, or the task ran again): the task's current state follows instead.
+    Gap,
     /// Nothing happened for a keep-alive interval: the stream sends a comment, so proxies keep
     /// it open.
     KeepAlive,
@@ -121,7 +129,12 @@ pub struct Subscription {
     key: TaskKey,
     notify: Arc<Notify>,
     cursor: LogCursor,
-    pending: VecDeque<Bytes>,
+    /// Events read and not yet yielded, each with its place in the log.
+    pending: VecDeque<(Bytes, Option<u64>)>,
+    /// The place in the log of the next event read.
+    next_place: u64,
+    /// Events of the log still to pass over: those a resumed stream's client has seen.
+    seen: u64,
     /// Whether the final event was yielded: nothing follows.
     done: bool,
     /// Whether the task's state was looked at since the log last ran dry.
@@ -154,10 +167,19 @@ impl Subscription {
             notify,
             cursor: None,
             pending: VecDeque::new(),
+            next_place: 0,
+            seen: 0,
             done: false,
             checked: false,
             queued: [0; 2],
         }
+    }
+
+    /// Resumes the stream after the event at `place` in the log (the client's `Last-Event-ID`):
+    /// the events up to it are passed over, and if the log holds fewer, the stream says so and
+    /// sends the task's current state before the events that follow.
+    pub fn resume_after(&mut self, place: u64) {
+        self.seen = place.saturating_add(1);
     }
 
     /// How often an idle stream gets a keep-alive: also how long a stream refused for a byte
@@ -190,11 +212,9 @@ impl Subscription {
     /// The next event, a keep-alive after an idle interval, or `None` after the final event.
     pub async fn next(&mut self) -> Result<Option<Next>, StoreError> {
         loop {
-            if let Some(event) = self.pending.pop_front() {
-                let finality: Finality = serde_json::from_slice(&event)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                self.done = finality.is_final;
-                return Ok(Some(Next::Event(event)));
+            if let Some((event, place)) = self.pending.pop_front() {
+                self.done = is_final(&event)?;
+                return Ok(Some(Next::Event(event, place)));
             }
             if self.done {
                 return Ok(None);
@@ -206,6 +226,14 @@ impl Subscription {
             notified.as_mut().enable();
             if self.fill().await? {
                 continue;
+            }
+            if self.seen > 0 {
+                // The log ran dry before the place the client saw: it no longer holds it.
+                self.seen = 0;
+                if let Some(json) = self.current_state().await? {
+                    self.pending.push_back((json, None));
+                }
+                return Ok(Some(Next::Gap));
             }
             if !self.checked {
                 // The log ran dry: a task that ended without its final event in the log (its
@@ -240,9 +268,32 @@ impl Subscription {
         };
         self.cursor = Some(last.clone());
         self.checked = false;
-        self.pending
-            .extend(events.into_iter().map(|(_, event)| event));
+        for (_, event) in events {
+            let place = self.next_place;
+            self.next_place += 1;
+            if self.seen > 0 {
+                // Seen by the client before it resumed: when that was the final event, nothing
+                // follows. A final event before the place the client names means the log
+                // does not hold that place (see `next`).
+                self.seen -= 1;
+                if self.seen == 0 && is_final(&event)? {
+                    self.done = true;
+                }
+                continue;
+            }
+            self.pending.push_back((event, Some(place)));
+        }
         Ok(true)
+    }
+
+    /// The task as it is now, working or kept, as the event that carries a whole task.
+    async fn current_state(&self) -> Result<Option<Bytes>, StoreError> {
+        let owner = self.place.owner();
+        let json = match self.shared.backend.working(owner, &self.task_id).await? {
+            Some(json) => Some(json),
+            None => self.shared.store.get(owner, &self.task_id).await?,
+        };
+        json.map(|json| to_json(&decode_task(&json)?)).transpose()
     }
 
     /// When the task is no longer working: its events appended meanwhile, else a final status
@@ -266,12 +317,19 @@ impl Subscription {
                 let task = decode_task(&json)?;
                 let event =
                     TaskStatusUpdateEvent::new(&task.id, &task.context_id, task.status, true);
-                self.pending.push_back(to_json(&event)?);
+                self.pending.push_back((to_json(&event)?, None));
             }
             None => self.done = true,
         }
         Ok(true)
     }
+}
+
+/// Whether an event of the log is the final one: nothing follows it.
+fn is_final(event: &[u8]) -> Result<bool, StoreError> {
+    let finality: Finality =
+        serde_json::from_slice(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    Ok(finality.is_final)
 }
 
 impl Drop for Subscription {

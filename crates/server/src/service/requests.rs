@@ -126,6 +126,9 @@ pub struct ListRequest {
 pub struct SubscribeRequest {
     /// The task's id.
     pub id: String,
+    /// The place in the task's log of the last event the client saw, when it resumes a stream:
+    /// the events after it follow.
+    pub resume_after: Option<u64>,
 }
 
 /// A task's events, answered as a stream, with the rate-limit decision when one was charged.

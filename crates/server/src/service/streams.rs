@@ -50,7 +50,10 @@ impl A2aService {
     ) -> Result<Streamed, ApiError> {
         self.charge(principal, Bucket::Read).await?;
         let place = self.hold_stream(&principal.owner).await?;
-        let subscription = self.open_stream(place, &request.id).await?;
+        let mut subscription = self.open_stream(place, &request.id).await?;
+        if let Some(place) = request.resume_after {
+            subscription.resume_after(place);
+        }
         Ok(Streamed {
             subscription,
             rate: None,
@@ -78,7 +81,7 @@ impl A2aService {
         task_id: &str,
     ) -> Result<Subscription, ApiError> {
         match self.runtime.subscribe_with(place, task_id).await? {
-            Subscribed::Stream(subscription) => Ok(subscription),
+            Subscribed::Stream(subscription) => Ok(*subscription),
             Subscribed::NotFound | Subscribed::Busy { .. } => {
                 Err(ApiError::TaskNotFound(task_id.to_string()))
             }

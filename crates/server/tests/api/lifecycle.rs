@@ -162,7 +162,7 @@ fn new_task(owner: &Owner, task: &Task) -> NewTask {
 
 async fn subscribe(replica: &Replica, owner: &Owner, task_id: &str) -> Subscription {
     match replica.runtime.subscribe(owner, task_id).await.unwrap() {
-        Subscribed::Stream(subscription) => subscription,
+        Subscribed::Stream(subscription) => *subscription,
         Subscribed::NotFound => panic!("task {task_id} not found"),
         Subscribed::Busy { limit } => panic!("stream places taken ({limit})"),
     }
@@ -176,8 +176,8 @@ async fn next_event(subscription: &mut Subscription) -> Option<Value> {
             .expect("an event within the wait")
             .unwrap();
         match next {
-            Some(Next::Event(json)) => return Some(serde_json::from_slice(&json).unwrap()),
-            Some(Next::KeepAlive) => continue,
+            Some(Next::Event(json, _)) => return Some(serde_json::from_slice(&json).unwrap()),
+            Some(Next::KeepAlive | Next::Gap) => continue,
             None => return None,
         }
     }
@@ -916,6 +916,123 @@ async fn observed(backing: &Backing) {
     drop(c);
 }
 
+/// What a subscription yields, each event with its place in the log, `Err(())` for a gap.
+async fn placed(subscription: &mut Subscription) -> Vec<Result<(Option<u64>, Value), ()>> {
+    let mut items = Vec::new();
+    loop {
+        let next = tokio::time::timeout(WAIT, subscription.next())
+            .await
+            .expect("an event within the wait")
+            .unwrap();
+        match next {
+            Some(Next::Event(json, place)) => {
+                items.push(Ok((place, serde_json::from_slice(&json).unwrap())));
+            }
+            Some(Next::Gap) => items.push(Err(())),
+            Some(Next::KeepAlive) => continue,
+            None => return items,
+        }
+    }
+}
+
+/// A stream cut after some events resumes on another replica after the last event its client
+/// saw: every later event once, none before. A place the log does not hold gives a gap, the
+/// task's current state and its end; after the final event, nothing.
+async fn resumes(backing: &Backing) {
+    let a = backing.replica(settings()).await;
+    let b = backing.replica(settings()).await;
+    let owner = Owner::of("", &uuid());
+    let task = submitted("resume me");
+    let (release, released) = oneshot::channel::<()>();
+    let done = finished(
+        task.clone(),
+        TaskState::Completed,
+        vec![artifact("streamed", "one two three")],
+    );
+    a.runtime
+        .start(new_task(&owner, &task), move |sink| async move {
+            for (at, piece) in ["one ", "two ", "three"].into_iter().enumerate() {
+                sink.artifact(artifact("streamed", piece), at > 0, false)
+                    .await
+                    .unwrap();
+            }
+            let _ = released.await;
+            done
+        })
+        .await
+        .unwrap();
+    // The client reads five events on A (the task, working, three pieces) and is cut.
+    let mut cut = subscribe(&a, &owner, &task.id).await;
+    let mut seen = Vec::new();
+    while seen.len() < 5 {
+        match cut.next().await.unwrap() {
+            Some(Next::Event(json, place)) => {
+                seen.push((place, serde_json::from_slice::<Value>(&json).unwrap()));
+            }
+            _ => continue,
+        }
+    }
+    drop(cut);
+    let places: Vec<Option<u64>> = seen.iter().map(|(place, _)| *place).collect();
+    assert_eq!(places, [Some(0), Some(1), Some(2), Some(3), Some(4)]);
+
+    // It saw up to the second piece (place 3) when the cut came; it resumes on B.
+    let mut resumed = subscribe(&b, &owner, &task.id).await;
+    resumed.resume_after(3);
+    release.send(()).unwrap();
+    let rest: Vec<(Option<u64>, Value)> = placed(&mut resumed)
+        .await
+        .into_iter()
+        .map(|item| item.expect("no gap"))
+        .collect();
+    assert_eq!(rest[0].0, Some(4), "the first event after the one it saw");
+    assert_eq!(rest[0].1["artifact"]["parts"][0]["text"], "three");
+    // (A final status made from the stored task, when the subscriber looked between the save
+    // and the log's last event, has no place.)
+    let places: Vec<u64> = rest.iter().filter_map(|(place, _)| *place).collect();
+    assert!(
+        places.windows(2).all(|pair| pair[1] == pair[0] + 1),
+        "each event once, in order: {places:?}"
+    );
+    assert_eq!(
+        kinds(&[rest.last().unwrap().1.clone()]),
+        ["status:completed:final"]
+    );
+
+    // A place past the end of the log: said, then the task as it is, then its end.
+    let mut beyond = subscribe(&b, &owner, &task.id).await;
+    beyond.resume_after(1_000);
+    let items = placed(&mut beyond).await;
+    assert_eq!(items[0], Err(()), "{items:?}");
+    let (place, state) = items[1].clone().unwrap();
+    assert_eq!((place, state["kind"].as_str()), (None, Some("task")));
+    assert_eq!(state["status"]["state"], "completed");
+    assert_eq!(items.len(), 3, "{items:?}");
+
+    // After the final event, nothing follows.
+    let whole = placed(&mut subscribe(&a, &owner, &task.id).await).await;
+    let last = whole
+        .last()
+        .unwrap()
+        .clone()
+        .unwrap()
+        .0
+        .expect("the log's final event");
+    let mut after_the_end = subscribe(&a, &owner, &task.id).await;
+    after_the_end.resume_after(last);
+    assert!(placed(&mut after_the_end).await.is_empty());
+}
+
+#[tokio::test]
+async fn memory_resumes() {
+    resumes(&Backing::memory()).await;
+}
+
+#[tokio::test]
+async fn redis_resumes() {
+    resumes(&Backing::redis()).await;
+}
+
 #[tokio::test]
 async fn memory_observed() {
     observed(&Backing::memory()).await;
@@ -1054,10 +1171,20 @@ async fn serve_stream(response: axum::response::Response) -> String {
 fn frames(body: &str) -> Vec<Result<Value, String>> {
     body.split("\n\n")
         .filter(|frame| !frame.trim().is_empty())
-        .map(|frame| match frame.strip_prefix("data: ") {
-            Some(data) => Ok(serde_json::from_str(data).unwrap()),
-            None => Err(frame.trim_start_matches(':').trim().to_string()),
-        })
+        .map(
+            |frame| match frame.lines().find_map(|l| l.strip_prefix("data: ")) {
+                Some(data) => Ok(serde_json::from_str(data).unwrap()),
+                None => Err(frame.trim_start_matches(':').trim().to_string()),
+            },
+        )
+        .collect()
+}
+
+/// The `id` of each event frame of an SSE body, in order.
+fn event_ids(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("id: ")))
+        .map(str::to_string)
         .collect()
 }
 
@@ -1124,6 +1251,11 @@ async fn a_0_3_stream_is_one_response_per_event_with_keep_alives_and_a_final_sta
         "an idle stream gets keep-alive comments: {body}"
     );
     let events: Vec<Value> = frames.into_iter().filter_map(Result::ok).collect();
+    assert_eq!(
+        event_ids(&body),
+        ["0", "1", "2", "3"],
+        "each event's id is its place in the task's log"
+    );
     for event in &events {
         assert_eq!(event["jsonrpc"], "2.0");
         assert_eq!(event["id"], "req-7", "each event carries the request id");

@@ -655,3 +655,90 @@ async fn a_message_for_a_task_still_working_is_refused_on_both_wires() {
         .await;
     assert_eq!(read.result()["history"].as_array().unwrap().len(), 1);
 }
+
+/// The `id` and data of each event of an SSE body, in order.
+fn identified_events(text: &str) -> Vec<(Option<String>, Value)> {
+    text.split("\n\n")
+        .filter_map(|frame| {
+            let data = frame.lines().find_map(|l| l.strip_prefix("data:"))?;
+            let id = frame
+                .lines()
+                .find_map(|l| l.strip_prefix("id:"))
+                .map(|id| id.trim().to_string());
+            Some((id, serde_json::from_str(data.trim()).expect("JSON")))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stream_resumes_after_its_last_event_id_through_another_replica() {
+    let redis = RedisServer::start();
+    let a = spawn_app(with_redis(redis.url())).await;
+    let b = spawn_app(with_redis(redis.url())).await;
+    let token = a.token("resumer", Plan::Pro);
+    let mut body = send_body("test_slow", "wait", &uuid());
+    body["params"]["configuration"] = json!({"blocking": false});
+    let task_id = a.rpc(Some(&token), &body).await.result()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The client saw the first event (the task, id 0) on A before it was cut; it resumes on B.
+    let resubscribe = json!({"jsonrpc": "2.0", "id": "again", "method": "tasks/resubscribe",
+        "params": {"id": task_id}});
+    let request = b
+        .client
+        .post(format!("{}/api/v1/a2a", b.base))
+        .bearer_auth(&token)
+        .header("Last-Event-ID", "0")
+        .json(&resubscribe);
+    let reader = tokio::spawn(async move { request.send().await.unwrap().text().await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let canceled = a
+        .rpc(Some(&token), &call("tasks/cancel", json!({"id": task_id})))
+        .await;
+    assert_eq!(canceled.result()["status"]["state"], "canceled");
+    let text = tokio::time::timeout(Duration::from_secs(10), reader)
+        .await
+        .expect("the stream ends after the cancel")
+        .unwrap()
+        .unwrap();
+    let events = identified_events(&text);
+    assert_eq!(events[0].0.as_deref(), Some("1"), "{text}");
+    assert_eq!(events[0].1["result"]["status"]["state"], "working");
+    assert!(
+        events.iter().all(|(_, e)| e["result"]["kind"] != "task"),
+        "the event it saw is not sent again: {text}"
+    );
+    let (last_id, last) = events.last().unwrap();
+    assert_eq!(last["result"]["final"], true);
+
+    // Resumed after the final event, on the HTTP+JSON binding: nothing follows.
+    let after_the_end = b
+        .client
+        .get(format!(
+            "{}/api/v1/a2a/rest/tasks/{task_id}:subscribe",
+            b.base
+        ))
+        .bearer_auth(&token)
+        .header(
+            "Last-Event-ID",
+            last_id.clone().expect("the final event's id"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after_the_end.status(), 200);
+    let text = after_the_end.text().await.unwrap();
+    assert!(identified_events(&text).is_empty(), "{text}");
+
+    // An id this server never gave is a clear error, as the stream's one event.
+    let request = b
+        .client
+        .post(format!("{}/api/v1/a2a", b.base))
+        .bearer_auth(&token)
+        .header("Last-Event-ID", "1700000000000-0")
+        .json(&resubscribe);
+    let refused = request.send().await.unwrap().text().await.unwrap();
+    let events = identified_events(&refused);
+    assert_eq!(events[0].1["error"]["code"], -32602, "{refused}");
+}

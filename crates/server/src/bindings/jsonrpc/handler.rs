@@ -24,7 +24,7 @@ use crate::edge::guard::BudgetSpent;
 use crate::error::{ApiError, Failure};
 use crate::paths::RPC_PATH;
 use crate::pipeline::Pipeline;
-use crate::pipeline::call::{self, Call, Caller};
+use crate::pipeline::call::{self, Call};
 use crate::pipeline::kit::{self, Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{json_bytes, rate_headers};
 use crate::service::Reply;
@@ -180,11 +180,7 @@ async fn checks(
     KitHook::refusals(&mut answered.staged, params_tree, runs_a_skill)?;
     let simulation = KitHook::simulation(&mut answered.staged, headers, runs_a_skill);
     let (row, mut call) = answered.call(request, pipeline)?;
-    call.with_caller(Caller {
-        language: language(headers),
-        default_skill,
-        simulation,
-    });
+    call.with_caller(bindings::caller(headers, default_skill, simulation))?;
     tracing::debug!(method = row.name, user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let outcome = call::serve(&pipeline.service, &principal, call)
         .await
@@ -195,14 +191,6 @@ async fn checks(
         .answered(&mut answered.staged, outcome.is_ok(), streamed)
         .await;
     outcome
-}
-
-/// The caller's language preference: its `Accept-Language`, at most 256 characters.
-fn language(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(header::ACCEPT_LANGUAGE)
-        .and_then(|value| value.to_str().ok())
-        .map(|value| value.chars().take(256).collect::<String>())
 }
 
 impl Answered {

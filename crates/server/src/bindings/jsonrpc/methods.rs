@@ -400,7 +400,10 @@ fn user_message_v03(params: Params<'_>, offered: Capabilities) -> Result<SendReq
 
 fn subscribe_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let params: TaskIdParams = parse_params(params)?;
-    Ok(Call::Subscribe(SubscribeRequest { id: params.id }))
+    Ok(Call::Subscribe(SubscribeRequest {
+        id: params.id,
+        resume_after: None,
+    }))
 }
 
 fn stream_v1(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError> {
@@ -410,7 +413,10 @@ fn stream_v1(params: Params<'_>, offered: Capabilities) -> Result<Call, ApiError
 /// `SubscribeToTask` takes the params of `CancelTask`: the task id (and an ignored tenant).
 fn subscribe_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     let request: CancelTaskRequest = parse_params(params)?;
-    Ok(Call::Subscribe(SubscribeRequest { id: request.id }))
+    Ok(Call::Subscribe(SubscribeRequest {
+        id: request.id,
+        resume_after: None,
+    }))
 }
 
 fn set_push_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {

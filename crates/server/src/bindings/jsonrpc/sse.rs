@@ -22,6 +22,11 @@ use a2a_types::{Id, StreamEvent};
 use crate::runtime::{Next, Subscription};
 use crate::store::StoreError;
 
+/// The comment a resumed stream sends when the task's log no longer holds the events after its
+/// `Last-Event-ID`: the task's current state follows, then the events after it.
+pub const GAP: &str =
+    "the events after Last-Event-ID are no longer held; the task's current state follows";
+
 /// Which wire's form the events take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventWire {
@@ -86,13 +91,19 @@ fn events(
         // Asked for the next event: the connection has room again.
         state.subscription.taken();
         let event = match state.subscription.next().await {
-            Ok(Some(Next::Event(json))) => match state.render(&json) {
+            Ok(Some(Next::Event(json, place))) => match state.render(&json) {
                 Ok(body) => match state.subscription.handed_out(body.len()) {
-                    Ok(()) => Event::default().data(body),
+                    // The event's `id` is its place in the task's log: a client that loses
+                    // the stream resumes after it with `Last-Event-ID`, through any replica.
+                    Ok(()) => match place {
+                        Some(place) => Event::default().id(place.to_string()).data(body),
+                        None => Event::default().data(body),
+                    },
                     Err(budget) => state.refuse(budget)?,
                 },
                 Err(error) => state.fail(&error)?,
             },
+            Ok(Some(Next::Gap)) => Event::default().comment(GAP),
             Ok(Some(Next::KeepAlive)) => Event::default().comment("keep-alive"),
             Ok(None) => return None,
             Err(error) => state.fail(&error)?,

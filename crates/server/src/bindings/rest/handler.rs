@@ -15,16 +15,16 @@ use serde_json::Value;
 use tower_http::request_id::RequestId;
 
 use crate::auth::Principal;
-use crate::bindings::AppState;
 use crate::bindings::jsonrpc::envelope::{self, BodyFault};
 use crate::bindings::jsonrpc::methods::{self, Answer};
 use crate::bindings::jsonrpc::params::Params;
 use crate::bindings::jsonrpc::sse::{self, EventWire};
 use crate::bindings::rest::routes::{self, BodyUse, Route};
+use crate::bindings::{self, AppState};
 use crate::edge::guard::BudgetSpent;
 use crate::error::{self, ApiError};
 use crate::pipeline::Pipeline;
-use crate::pipeline::call::{self, Caller};
+use crate::pipeline::call;
 use crate::pipeline::kit::{Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{self, json_bytes, rate_headers};
 use crate::service::{Reply, Streamed};
@@ -166,11 +166,7 @@ async fn checks(
     KitHook::refusals(staged, params_tree, runs_a_skill)?;
     let simulation = KitHook::simulation(staged, headers, runs_a_skill);
     let mut call = row.parse(Params::Tree(params), pipeline.capabilities)?;
-    call.with_caller(Caller {
-        language: language(headers),
-        default_skill: None,
-        simulation,
-    });
+    call.with_caller(bindings::caller(headers, None, simulation))?;
     tracing::debug!(method = row.name, binding = BINDING, user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let outcome = call::serve(&pipeline.service, &principal, call)
         .await
@@ -268,14 +264,6 @@ fn media_type(headers: &HeaderMap) -> Result<(), ApiError> {
             .into(),
         status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
     })
-}
-
-/// The caller's language preference: its `Accept-Language`, at most 256 characters.
-fn language(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(header::ACCEPT_LANGUAGE)
-        .and_then(|value| value.to_str().ok())
-        .map(|value| value.chars().take(256).collect::<String>())
 }
 
 /// Tells the kit the call, with what it was answered.
