@@ -60,9 +60,12 @@ pub enum ApiError {
     /// `-32005` means "plan required"; A2A 1.0's `ContentTypeNotSupportedError` on 1.0.
     #[error("Invalid params: {0}")]
     ContentTypeNotSupported(String),
-    /// A 1.0 message for a task that is already terminal (1.0's `UnsupportedOperationError`);
-    /// the 0.3 wire continues such a task instead, as the reference does.
-    #[error("Task {task_id} is already {state}; send a new message in its context instead")]
+    /// A 1.0 message for, or new subscription to, a task that is already terminal (1.0's
+    /// `UnsupportedOperationError`); the 0.3 wire continues such a task, or streams its last
+    /// state, instead, as the reference does.
+    #[error(
+        "Task {task_id} is already {state}: it takes no more messages and sends no more events (read it with GetTask; send a new message in its context)"
+    )]
     TaskFinished {
         /// The task the message named.
         task_id: String,

@@ -129,6 +129,10 @@ pub struct SubscribeRequest {
     /// The place in the task's log of the last event the client saw, when it resumes a stream:
     /// the events after it follow.
     pub resume_after: Option<u64>,
+    /// Whether a new subscription (not a resumed one) to a task already finished is refused
+    /// (A2A 1.0's `UnsupportedOperationError`: nothing more will happen to it) rather than
+    /// answered with its last state (0.3).
+    pub refuse_finished: bool,
 }
 
 /// A task's events, answered as a stream, with the rate-limit decision when one was charged.

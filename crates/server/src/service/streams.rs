@@ -10,7 +10,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::runtime::skill_stream::{StreamedRun, run_streamed};
 use crate::runtime::{EventSink, NewTask, Started, StreamPlace, Subscribed, Subscription};
-use crate::store::Owner;
+use crate::store::{Owner, decode_task};
 
 use super::A2aService;
 use super::requests::{SendRequest, Streamed, SubscribeRequest};
@@ -49,6 +49,15 @@ impl A2aService {
         request: SubscribeRequest,
     ) -> Result<Streamed, ApiError> {
         self.charge(principal, Bucket::Read).await?;
+        if request.refuse_finished && request.resume_after.is_none() {
+            let task = decode_task(&self.owned_task(&principal.owner, &request.id).await?)?;
+            if task.status.state.is_terminal() {
+                return Err(ApiError::TaskFinished {
+                    task_id: task.id,
+                    state: task.status.state.as_str(),
+                });
+            }
+        }
         let place = self.hold_stream(&principal.owner).await?;
         let mut subscription = self.open_stream(place, &request.id).await?;
         if let Some(place) = request.resume_after {

@@ -735,6 +735,8 @@ async fn streams_and_subscriptions_send_1_0_stream_responses() {
         "{text}"
     );
 
+    // The task has finished: a subscription resumed after its first event reads the rest (a
+    // new one is refused, as A2A 1.0 says: `streaming::a_new_1_0_subscription_…`).
     for method in [Method::GET, Method::POST] {
         let subscribed = app
             .client
@@ -743,6 +745,7 @@ async fn streams_and_subscriptions_send_1_0_stream_responses() {
                 format!("{}{BASE}/tasks/{id}:subscribe", app.base),
             )
             .bearer_auth(&token)
+            .header("Last-Event-ID", "0")
             .send()
             .await
             .unwrap();

@@ -742,3 +742,46 @@ async fn a_stream_resumes_after_its_last_event_id_through_another_replica() {
     let events = identified_events(&refused);
     assert_eq!(events[0].1["error"]["code"], -32602, "{refused}");
 }
+
+#[tokio::test]
+async fn a_new_1_0_subscription_to_a_finished_task_is_refused() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("late-subscriber", Plan::Pro);
+    let sent = app
+        .rpc(Some(&token), &send_body("test_echo", "done", &uuid()))
+        .await;
+    let task_id = sent.result()["id"].as_str().unwrap().to_string();
+    let subscribe = json!({"jsonrpc": "2.0", "id": "s", "method": "SubscribeToTask",
+        "params": {"id": task_id}});
+    let (status, content_type, answer) = events(&app, &token, &subscribe).await;
+    assert_eq!(status, 200);
+    assert!(content_type.starts_with("text/event-stream"));
+    assert_eq!(answer[0]["error"]["code"], -32004, "{answer:?}");
+    assert_eq!(
+        answer[0]["error"]["data"][0]["reason"],
+        "UNSUPPORTED_OPERATION"
+    );
+    let rest = reply(
+        app.client
+            .get(format!(
+                "{}/api/v1/a2a/rest/tasks/{task_id}:subscribe",
+                app.base
+            ))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(rest.status, 400, "{}", rest.body);
+    assert_eq!(
+        rest.body["error"]["details"][0]["reason"],
+        "UNSUPPORTED_OPERATION"
+    );
+    // 0.3 keeps the reference's answer: the task's last state, then the end.
+    let resubscribe = json!({"jsonrpc": "2.0", "id": "r", "method": "tasks/resubscribe",
+        "params": {"id": task_id}});
+    let (_, _, answer) = events(&app, &token, &resubscribe).await;
+    assert_eq!(
+        answer.last().unwrap()["result"]["final"],
+        true,
+        "{answer:?}"
+    );
+}

@@ -403,6 +403,7 @@ fn subscribe_v03(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> 
     Ok(Call::Subscribe(SubscribeRequest {
         id: params.id,
         resume_after: None,
+        refuse_finished: false,
     }))
 }
 
@@ -416,6 +417,7 @@ fn subscribe_v1(params: Params<'_>, _: Capabilities) -> Result<Call, ApiError> {
     Ok(Call::Subscribe(SubscribeRequest {
         id: request.id,
         resume_after: None,
+        refuse_finished: true,
     }))
 }
 
