@@ -51,6 +51,7 @@ const REST_METHODS = [
   ['POST', /^\/tasks\/[^/:]+:cancel$/, 'CancelTask'],
   ['GET|POST', /^\/tasks\/[^/:]+:subscribe$/, 'SubscribeToTask'],
   ['POST', /^\/tasks\/[^/:]+\/pushNotificationConfigs$/, 'CreateTaskPushNotificationConfig'],
+  ['GET', /^\/extendedAgentCard$/, 'GetExtendedAgentCard'],
 ];
 // The other push-config URLs, named by their shape (the SDKs' JSON-RPC runs do not call them).
 const REST_SHAPES = [
@@ -565,14 +566,15 @@ async function main() {
 
   const methods = [...new Set(calls.map(([m]) => m))].sort().join(',');
   const versions = [...new Set(calls.map(([, v]) => v))].sort().join(',');
+  // The SDK reads the authenticated extended card once the public card declares it.
   const wire = {
-    default: ['CancelTask,CreateTaskPushNotificationConfig,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
-    rest: [['CancelTask', 'CreateTaskPushNotificationConfig', 'GetTask', 'ListTasks',
+    default: ['CancelTask,CreateTaskPushNotificationConfig,GetExtendedAgentCard,GetTask,SendMessage,SendStreamingMessage,SubscribeToTask', '1.0'],
+    rest: [['CancelTask', 'CreateTaskPushNotificationConfig', 'GetExtendedAgentCard', 'GetTask', 'ListTasks',
       'REST DELETE /tasks/{task}/pushNotificationConfigs/{config}', 'REST GET /tasks/{task}/pushNotificationConfigs',
       'REST GET /tasks/{task}/pushNotificationConfigs/{config}', `REST POST /${TENANT}/message:send`,
       'SendMessage', 'SendStreamingMessage', 'SubscribeToTask'].sort().join(), '1.0'],
-    legacy: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', '0.3'],
-    native03: ['message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', ''],
+    legacy: ['agent/getAuthenticatedExtendedCard,message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', '0.3'],
+    native03: ['agent/getAuthenticatedExtendedCard,message/send,message/stream,tasks/cancel,tasks/get,tasks/pushNotificationConfig/set,tasks/resubscribe', ''],
   }[mode];
   const binding = rest ? 'http+json' : 'jsonrpc';
   check(rest ? 'HTTP+JSON binding, 1.0' : `${v1 ? '1.0' : '0.3'} wire`, methods === wire[0] && versions === wire[1]

@@ -79,6 +79,7 @@ REST_METHODS = [
     ("POST", r"/tasks/[^/:]+:cancel", "CancelTask"),
     ("GET|POST", r"/tasks/[^/:]+:subscribe", "SubscribeToTask"),
     ("POST", r"/tasks/[^/:]+/pushNotificationConfigs", "CreateTaskPushNotificationConfig"),
+    ("GET", r"/extendedAgentCard", "GetExtendedAgentCard"),
 ]
 # The other push-config URLs, named by their shape (the SDKs' JSON-RPC runs do not call them).
 REST_SHAPES = [

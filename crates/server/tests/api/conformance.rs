@@ -1171,7 +1171,8 @@ async fn slow_calls_are_charged_first_on(app: &TestApp) {
     let sleepers: Vec<_> = (0..2)
         .map(|i| tokio::spawn(slow(&format!("sleepy {i}"))))
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Time for both to be charged and asleep, with room on a loaded machine (they sleep 3 s).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     refused_at_once(&slow("a third at once").await, "in_flight");
     let started = Instant::now();
     let bystander = app.token("bystander", Plan::Pro);
