@@ -33,11 +33,35 @@ pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";
 /// `{base}.well-known/agent-card.json`).
 pub const SKILL_AGENTS: &str = "/agents";
 
-/// Whether `path` is the HTTP+JSON binding's: its base or below it.
+/// Whether `path` is the HTTP+JSON binding's: the whole agent's or a skill's agent's, its base
+/// or below it.
 pub fn is_rest(path: &str) -> bool {
-    path.strip_prefix(REST_PATH)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    rest_target(path).is_some()
 }
+
+/// Where a path of the HTTP+JSON binding points: the skill whose own agent it is for (`None`:
+/// the whole agent), as the path spells it, and the part below the binding's base
+/// (`/message:send`, `/tasks/{id}`, …; empty at the base itself). `None` for any other path.
+pub fn rest_target(path: &str) -> Option<(Option<&str>, &str)> {
+    let below_base = |rest: &str| (rest.is_empty() || rest.starts_with('/')).then_some(rest);
+    if let Some(rest) = path.strip_prefix(REST_PATH) {
+        return below_base(rest).map(|below| (None, below));
+    }
+    let (skill, rest) = path
+        .strip_prefix(SKILL_AGENTS)?
+        .strip_prefix('/')?
+        .split_once('/')?;
+    let below = below_base(rest.strip_prefix(SKILL_REST)?)?;
+    (!skill.is_empty()).then_some((Some(skill), below))
+}
+
+/// The HTTP+JSON binding of a skill's own agent, below its endpoint: `/agents/{id}/rest`.
+pub fn skill_rest(skill_id: &str) -> String {
+    format!("{SKILL_AGENTS}/{skill_id}/{SKILL_REST}")
+}
+
+/// The segment below a skill's agent where its HTTP+JSON binding is.
+const SKILL_REST: &str = "rest";
 
 /// Whether a request is a call of either binding (a `POST` to a JSON-RPC endpoint, any request
 /// to the HTTP+JSON binding), which the guard and the conformance kit's layer watch.

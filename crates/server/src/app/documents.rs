@@ -119,17 +119,20 @@ fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
 
 /// The card of one skill's own agent: the whole agent's card with that skill alone (as the
 /// service describes it, without the pointer to itself), its name and description, and its
-/// own endpoint (JSON-RPC only: the HTTP+JSON binding is the whole agent's).
+/// own endpoints (JSON-RPC at its URL, HTTP+JSON below it).
 pub fn skill_agent_card(whole: &AgentCard, skill: &skills::SkillInfo, base_url: &str) -> AgentCard {
     let url = format!("{base_url}{}", paths::skill_agent(skill.id));
     let mut card = whole.clone();
     card.name = format!("{} — {}", whole.name, skill.name);
     card.description = skill.description.to_string();
     card.url = url.clone();
-    card.supported_interfaces
-        .retain(|interface| interface.protocol_binding != REST_BINDING);
+    let rest_url = format!("{base_url}{}", paths::skill_rest(skill.id));
     for interface in &mut card.supported_interfaces {
-        interface.url = url.clone();
+        interface.url = if interface.protocol_binding == REST_BINDING {
+            rest_url.clone()
+        } else {
+            url.clone()
+        };
     }
     card.skills.retain(|entry| entry.id == skill.id);
     for entry in &mut card.skills {

@@ -125,6 +125,7 @@ fn routes(state: Arc<AppState>, kit: Option<&Arc<Kit>>) -> Router {
         .options(preflight)
         .fallback(method_not_allowed);
     let skill_agent = format!("{}/{{skill}}", paths::SKILL_AGENTS);
+    let skill_rest = paths::skill_rest("{skill}");
     let jwks = push::jwks_routes(state.push.keys());
     let routes = Router::new()
         .route(RPC_PATH, rpc.clone())
@@ -144,6 +145,8 @@ fn routes(state: Arc<AppState>, kit: Option<&Arc<Kit>>) -> Router {
             &format!("{}/{{*operation}}", paths::REST_PATH),
             any(rest_handler),
         )
+        .route(&skill_rest, any(rest_handler))
+        .route(&format!("{skill_rest}/{{*operation}}"), any(rest_handler))
         .route(paths::AGENT_CARD_LEGACY, get(serve_card))
         .route(paths::AGENT_CARD, get(serve_card))
         .route(paths::RESOURCE_METADATA, get(resource_metadata))

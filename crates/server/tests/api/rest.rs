@@ -478,13 +478,14 @@ async fn the_card_declares_the_binding_and_its_url() {
         .get("/agents/test_echo/.well-known/agent-card.json")
         .await
         .body;
+    let skill_rest = format!("{}/agents/test_echo/rest", app.base);
     assert!(
         skill_card["supportedInterfaces"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|i| i["protocolBinding"] == "JSONRPC"),
-        "a skill's own agent is JSON-RPC only: {skill_card}"
+            .any(|i| i["protocolBinding"] == "HTTP+JSON" && i["url"] == skill_rest.as_str()),
+        "a skill's own agent has its HTTP+JSON binding below its endpoint: {skill_card}"
     );
 }
 

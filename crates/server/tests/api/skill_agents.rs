@@ -1,12 +1,12 @@
 //! Each skill served as an agent of its own beside the whole agent: its own card at its own
-//! base URL (`{base}/.well-known/agent-card.json` works), its own JSON-RPC endpoint where a
-//! message without `skillId` goes to that skill, over the same owner, limits, tasks and store;
-//! the main card says where each one is.
+//! base URL (`{base}/.well-known/agent-card.json` works), its own JSON-RPC endpoint (both
+//! wires) and HTTP+JSON binding where a message without `skillId` goes to that skill, over the
+//! same owner, limits, tasks and store; the main card says where each one is.
 
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, call, spawn_app, uuid};
+use crate::helpers::{TestApp, call, reply, spawn_app, uuid};
 
 /// A `message/send` of one text part with no `metadata` at all, as frameworks send it.
 fn plain_send(text: &str) -> Value {
@@ -230,4 +230,67 @@ async fn a_skill_path_that_is_not_utf8_or_is_huge_is_a_json_404() {
             );
         }
     }
+}
+
+/// A skill's agent on every binding: 1.0 JSON-RPC at its endpoint and HTTP+JSON below it, a
+/// message without `skillId` going to its skill, the task shared with the whole agent.
+#[tokio::test]
+async fn a_skills_agent_serves_the_1_0_wire_and_the_http_json_binding() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("per-skill-bindings", Plan::Pro);
+    let message = || {
+        json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": "2026-12-08"}]})
+    };
+    let v1 = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage",
+        "params": {"message": message()}});
+    let answered = reply(
+        app.client
+            .post(format!("{}/agents/liturgical_readings", app.base))
+            .bearer_auth(&token)
+            .header("A2A-Version", "1.0")
+            .json(&v1),
+    )
+    .await;
+    let task = &answered.result()["task"];
+    assert_eq!(task["metadata"]["skillId"], "liturgical_readings", "{task}");
+
+    let rest = |path: &str| format!("{}/agents/saints_of_the_day/rest{path}", app.base);
+    let sent = reply(
+        app.client
+            .post(rest("/message:send"))
+            .bearer_auth(&token)
+            .header("content-type", "application/a2a+json")
+            .body(json!({"message": message()}).to_string()),
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    let task = &sent.body["task"];
+    assert_eq!(task["metadata"]["skillId"], "saints_of_the_day", "{task}");
+    let id = task["id"].as_str().unwrap();
+    let through_main = reply(
+        app.client
+            .get(format!("{}/api/v1/a2a/rest/tasks/{id}", app.base))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(through_main.body["id"], id, "made through one, read through the other");
+
+    let card = reply(
+        app.client
+            .get(rest("/extendedAgentCard"))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(card.status, 200, "{}", card.body);
+    let skills = card.body["skills"].as_array().unwrap();
+    assert_eq!(skills.len(), 1);
+    assert_eq!(skills[0]["id"], "saints_of_the_day");
+
+    let unknown = reply(
+        app.client
+            .get(format!("{}/agents/no_such_skill/rest/tasks", app.base))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(unknown.status, 404);
 }

@@ -21,6 +21,7 @@ use crate::bindings::jsonrpc::params::Params;
 use crate::bindings::jsonrpc::sse::{self, EventWire};
 use crate::bindings::rest::routes::{self, BodyUse, Route};
 use crate::bindings::{self, AppState};
+use crate::paths;
 use crate::edge::guard::BudgetSpent;
 use crate::error::{self, ApiError};
 use crate::pipeline::Pipeline;
@@ -55,7 +56,16 @@ pub(crate) async fn rest_handler(
     let query = Query::<Vec<(String, String)>>::try_from_uri(&uri)
         .map(|Query(pairs)| pairs)
         .map_err(|e| ApiError::InvalidParams(format!("the query does not parse: {e}")));
-    let route = query.and_then(|query| routes::resolve(&method, uri.path(), &query));
+    let agent = match paths::rest_target(uri.path()) {
+        Some((Some(skill), _)) => match state.skill_cards.get_key_value(skill) {
+            Some((&skill_id, _)) => Some(skill_id),
+            None => return bindings::no_skill_agent(&state, skill),
+        },
+        _ => None,
+    };
+    let route = query
+        .and_then(|query| routes::resolve(&method, uri.path(), &query))
+        .map(|route| Route { agent, ..route });
     let row = route.as_ref().ok().map(|route| route.row);
     let mut staged = KitHook::stage(header_scenario);
     let mut principal = None;
@@ -155,6 +165,7 @@ async fn checks(
     Pipeline::plan(&principal)?;
     let _slot = pipeline.slot(&principal)?;
     let route = route?;
+    let agent = route.agent;
     version(headers)?;
     let params = request(route, headers, body, state).await?;
     let runs_a_skill = params.0.runs_a_skill(pipeline.capabilities);
@@ -166,7 +177,7 @@ async fn checks(
     KitHook::refusals(staged, params_tree, runs_a_skill)?;
     let simulation = KitHook::simulation(staged, headers, runs_a_skill);
     let mut call = row.parse(Params::Tree(params), pipeline.capabilities)?;
-    call.with_caller(bindings::caller(headers, None, simulation))?;
+    call.with_caller(bindings::caller(headers, agent, simulation))?;
     tracing::debug!(method = row.name, binding = BINDING, user = %UserText(&principal.sub), plan = principal.plan.as_str(), "call");
     let outcome = call::serve(&pipeline.service, &principal, call)
         .await

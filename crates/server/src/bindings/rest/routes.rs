@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::bindings::jsonrpc::methods::{self, Method as Row};
 use crate::error::ApiError;
-use crate::paths::REST_PATH;
+use crate::paths;
 
 /// Whether an operation reads a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,8 @@ pub(crate) struct Route {
     pub(crate) fields: Map<String, Value>,
     /// Whether the body is read.
     pub(crate) body: BodyUse,
+    /// The skill whose own agent the call is for: a message without `skillId` goes to it.
+    pub(crate) agent: Option<&'static str>,
 }
 
 /// A query parameter an operation reads, and how its text becomes a JSON value.
@@ -66,7 +68,7 @@ pub(crate) fn resolve(
     path: &str,
     query: &[(String, String)],
 ) -> Result<Route, ApiError> {
-    let below = path.strip_prefix(REST_PATH).unwrap_or(path);
+    let below = paths::rest_target(path).map_or(path, |(_, below)| below);
     let segments: Vec<&str> = below.split('/').filter(|s| !s.is_empty()).collect();
     let not_found = || ApiError::MethodNotFound(format!("{method} {path}"));
     let Operation {
@@ -88,7 +90,12 @@ pub(crate) fn resolve(
     }
     let row = methods::find(name).ok_or_else(not_found)?;
     read_query(query, options, &mut fields)?;
-    Ok(Route { row, fields, body })
+    Ok(Route {
+        row,
+        fields,
+        body,
+        agent: None,
+    })
 }
 
 /// What a resource URL names: its 1.0 method, the HTTP methods it takes, whether it reads a
@@ -259,7 +266,7 @@ mod tests {
             .iter()
             .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
             .collect();
-        resolve(&method, &format!("{REST_PATH}{path}"), &query)
+        resolve(&method, &format!("{}{path}", paths::REST_PATH), &query)
     }
 
     #[test]
