@@ -272,10 +272,13 @@ pub async fn open_store(
     // With traces exported, each store round trip is a span of the call; without, the store
     // is used directly.
     let store: Arc<dyn TaskStore> = match settings.telemetry.otlp_endpoint {
-        Some(_) => Arc::new(TracedStore::new(store, match settings.store.backend {
-            StoreBackend::Memory => "memory",
-            StoreBackend::Redis => "redis",
-        })),
+        Some(_) => Arc::new(TracedStore::new(
+            store,
+            match settings.store.backend {
+                StoreBackend::Memory => "memory",
+                StoreBackend::Redis => "redis",
+            },
+        )),
         None => store,
     };
     let runtime = TaskRuntime::new(backend, Arc::clone(&store), runtime_settings, observer);
@@ -311,7 +314,8 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
         let mut skill_settings = settings.skill_settings();
         if settings.telemetry.otlp_endpoint.is_some() {
-            skill_settings.trace_context = Some(skills::TraceContext(crate::telemetry::traceparent));
+            skill_settings.trace_context =
+                Some(skills::TraceContext(crate::telemetry::traceparent));
         }
         let skills = skill_registry(&skill_settings)?;
         Self::build_with_skills(settings, skills).await

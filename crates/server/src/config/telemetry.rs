@@ -35,7 +35,7 @@ impl Default for TelemetrySettings {
 
 impl TelemetrySettings {
     /// The collector's `/v1/traces` URL, when traces are on (the endpoint checked by
-    /// [`TelemetrySettings::validate`]).
+    /// the start).
     pub fn traces_url(&self) -> Option<String> {
         let base = self.otlp_endpoint.as_deref()?.trim();
         Some(format!("{}/v1/traces", base.trim_end_matches('/')))

@@ -55,7 +55,10 @@ impl TaskStore for TracedStore {
         message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
         let span = self.span("store.message");
-        self.inner.message(owner, message_key).instrument(span).await
+        self.inner
+            .message(owner, message_key)
+            .instrument(span)
+            .await
     }
 
     async fn save(
@@ -105,7 +108,9 @@ impl TaskStore for TracedStore {
     }
 
     fn charged_saves(&self) -> Option<&dyn ChargedSaves> {
-        self.inner.charged_saves().map(|_| self as &dyn ChargedSaves)
+        self.inner
+            .charged_saves()
+            .map(|_| self as &dyn ChargedSaves)
     }
 }
 

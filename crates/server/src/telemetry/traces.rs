@@ -136,10 +136,8 @@ pub fn delivery_span(queued_by: Option<&str>) -> tracing::Span {
     }
     let span = tracing::info_span!(target: TRACE_TARGET, "push delivery", otel.kind = "client");
     if let Some(traceparent) = queued_by {
-        let carrier = std::collections::HashMap::from([(
-            "traceparent".to_string(),
-            traceparent.to_string(),
-        )]);
+        let carrier =
+            std::collections::HashMap::from([("traceparent".to_string(), traceparent.to_string())]);
         let parent = TraceContextPropagator::new().extract(&carrier);
         if parent.span().span_context().is_valid() {
             let _ = span.set_parent(parent);

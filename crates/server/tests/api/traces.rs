@@ -83,7 +83,12 @@ impl Receiver {
     }
 
     fn names(&self) -> Vec<String> {
-        self.spans.lock().unwrap().iter().map(|s| s.name.clone()).collect()
+        self.spans
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect()
     }
 }
 
@@ -143,7 +148,10 @@ async fn traced_call(base: &str, token: &str, body: &Value) -> String {
         .await
         .unwrap();
     assert_eq!(reply.status(), 200);
-    let request_id = reply.headers()["x-request-id"].to_str().unwrap().to_string();
+    let request_id = reply.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
     let answer: Value = reply.json().await.unwrap();
     assert!(answer.get("result").is_some(), "{answer}");
     request_id
@@ -165,7 +173,12 @@ fn start(env: &[(&'static str, String)]) -> LoggedServer {
 async fn a_send_is_one_call_span_under_the_client_trace_with_its_save_as_a_child() {
     let receiver = Receiver::start().await;
     let server = start(&exporting_to(&receiver));
-    let request_id = traced_call(&server.base, &token("tracer"), &send("catholic_qa", "grace")).await;
+    let request_id = traced_call(
+        &server.base,
+        &token("tracer"),
+        &send("catholic_qa", "grace"),
+    )
+    .await;
 
     let call = receiver
         .span("the call span", |s| {
@@ -173,29 +186,56 @@ async fn a_send_is_one_call_span_under_the_client_trace_with_its_save_as_a_child
         })
         .await;
     assert_eq!(call.name, "message/send");
-    assert_eq!(trace_of(&call), CLIENT_TRACE, "the call joins the client's trace");
-    assert_eq!(hex::encode(&call.parent_span_id), CLIENT_SPAN, "the client's span is its parent");
+    assert_eq!(
+        trace_of(&call),
+        CLIENT_TRACE,
+        "the call joins the client's trace"
+    );
+    assert_eq!(
+        hex::encode(&call.parent_span_id),
+        CLIENT_SPAN,
+        "the client's span is its parent"
+    );
     assert_eq!(attribute(&call, "a2a.binding").as_deref(), Some("jsonrpc"));
-    assert_eq!(attribute(&call, "a2a.method").as_deref(), Some("message/send"));
-    assert_eq!(attribute(&call, "a2a.skill").as_deref(), Some("catholic_qa"));
-    assert_eq!(attribute(&call, "a2a.rate_limit").as_deref(), Some("allowed"));
+    assert_eq!(
+        attribute(&call, "a2a.method").as_deref(),
+        Some("message/send")
+    );
+    assert_eq!(
+        attribute(&call, "a2a.skill").as_deref(),
+        Some("catholic_qa")
+    );
+    assert_eq!(
+        attribute(&call, "a2a.rate_limit").as_deref(),
+        Some("allowed")
+    );
     let owner = attribute(&call, "a2a.owner").expect("the owner is an attribute");
     assert_eq!(owner.len(), 32, "a hash: {owner}");
-    assert!(owner.chars().all(|c| c.is_ascii_hexdigit()), "a hash: {owner}");
+    assert!(
+        owner.chars().all(|c| c.is_ascii_hexdigit()),
+        "a hash: {owner}"
+    );
     for span in receiver.spans.lock().unwrap().iter() {
         for kv in &span.attributes {
-            assert!(!format!("{:?}", kv.value).contains("tracer"), "the subject never leaves: {kv:?}");
+            assert!(
+                !format!("{:?}", kv.value).contains("tracer"),
+                "the subject never leaves: {kv:?}"
+            );
         }
     }
 
     let call_id = call.span_id.clone();
     let save = receiver
-        .span("the save", |s| s.name == "store.save" && s.parent_span_id == call_id)
+        .span("the save", |s| {
+            s.name == "store.save" && s.parent_span_id == call_id
+        })
         .await;
     assert_eq!(trace_of(&save), CLIENT_TRACE);
     assert_eq!(attribute(&save, "db.system").as_deref(), Some("memory"));
     assert!(
-        thread_names(server.pid()).iter().any(|name| name.starts_with("OpenTelemetry")),
+        thread_names(server.pid())
+            .iter()
+            .any(|name| name.starts_with("OpenTelemetry")),
         "the exporter's thread runs: {:?}",
         thread_names(server.pid())
     );
@@ -204,8 +244,10 @@ async fn a_send_is_one_call_span_under_the_client_trace_with_its_save_as_a_child
     let reply = http_client()
         .post(format!("{}/api/v1/a2a/rest/message:send", server.base))
         .bearer_auth(token("tracer"))
-        .json(&json!({"message": {"messageId": uuid(), "role": "ROLE_USER",
-            "parts": [{"text": "grace"}], "metadata": {"skillId": "catholic_qa"}}}))
+        .json(
+            &json!({"message": {"messageId": uuid(), "role": "ROLE_USER",
+            "parts": [{"text": "grace"}], "metadata": {"skillId": "catholic_qa"}}}),
+        )
         .send()
         .await
         .unwrap();
@@ -216,7 +258,10 @@ async fn a_send_is_one_call_span_under_the_client_trace_with_its_save_as_a_child
         })
         .await;
     assert_eq!(rest.name, "SendMessage");
-    assert!(rest.parent_span_id.is_empty(), "no client trace: a root span");
+    assert!(
+        rest.parent_span_id.is_empty(),
+        "no client trace: a root span"
+    );
     assert_eq!(attribute(&rest, "a2a.owner"), Some(owner));
     drop(server.stop());
 }
@@ -262,23 +307,113 @@ async fn the_model_request_carries_the_trace_of_the_call() {
         ("A2A__LLM__MAX_RETRIES", "0".into()),
     ]);
     let server = start(&env);
-    traced_call(&server.base, &token("asker"), &send("catholic_qa", "What is grace?")).await;
+    traced_call(
+        &server.base,
+        &token("asker"),
+        &send("catholic_qa", "What is grace?"),
+    )
+    .await;
 
     let sent = seen.lock().unwrap().clone();
     assert_eq!(sent.len(), 1, "the model was asked once");
-    let traceparent = sent[0].clone().expect("the model request carries a traceparent");
+    let traceparent = sent[0]
+        .clone()
+        .expect("the model request carries a traceparent");
     let parts: Vec<&str> = traceparent.split('-').collect();
     assert_eq!(parts.len(), 4, "{traceparent}");
-    assert_eq!((parts[0], parts[1], parts[3]), ("00", CLIENT_TRACE, "01"), "{traceparent}");
+    assert_eq!(
+        (parts[0], parts[1], parts[3]),
+        ("00", CLIENT_TRACE, "01"),
+        "{traceparent}"
+    );
     let model_span = receiver
-        .span("the model request's span", |s| hex::encode(&s.span_id) == parts[2])
+        .span("the model request's span", |s| {
+            hex::encode(&s.span_id) == parts[2]
+        })
         .await;
     assert_eq!(model_span.name, "model request");
     let call = receiver
         .span("the call span", |s| s.span_id == model_span.parent_span_id)
         .await;
-    assert_eq!(call.name, "message/send", "the model request is a child of the call");
+    assert_eq!(
+        call.name, "message/send",
+        "the model request is a child of the call"
+    );
     assert_eq!(hex::encode(&call.parent_span_id), CLIENT_SPAN);
+    drop(server.stop());
+}
+
+/// A webhook on loopback that keeps each delivery's `traceparent`.
+async fn tracing_webhook() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&seen);
+    let router = Router::new().fallback(move |headers: HeaderMap| {
+        let kept = Arc::clone(&kept);
+        async move {
+            let traceparent = headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            kept.lock().unwrap().push(traceparent);
+            StatusCode::OK
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn a_push_delivery_is_a_span_of_the_call_trace_and_passes_it_on() {
+    let receiver = Receiver::start().await;
+    let (webhook, seen) = tracing_webhook().await;
+    let mut env = exporting_to(&receiver);
+    env.push(("A2A__PUSH__ALLOW_PRIVATE_TARGETS", "true".into()));
+    let server = start(&env);
+    let body = call(
+        "message/send",
+        json!({"message": {"kind": "message", "messageId": uuid(), "role": "user",
+                           "parts": [{"kind": "text", "text": "grace"}],
+                           "metadata": {"skillId": "catholic_qa"}},
+               "configuration": {"blocking": true, "pushNotificationConfig": {"url": webhook}}}),
+    );
+    traced_call(&server.base, &token("hooked"), &body).await;
+
+    let delivery = receiver
+        .span("a delivery of the call's trace", |s| {
+            s.name == "push delivery" && trace_of(s) == CLIENT_TRACE
+        })
+        .await;
+    assert!(
+        !delivery.parent_span_id.is_empty(),
+        "a child in the call's trace"
+    );
+    let started = Instant::now();
+    let passed_on = loop {
+        let found = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .find_map(|traceparent| {
+                (traceparent.split('-').nth(2) == Some(hex::encode(&delivery.span_id).as_str()))
+                    .then(|| traceparent.clone())
+            });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        passed_on.starts_with(&format!("00-{CLIENT_TRACE}-")),
+        "{passed_on}"
+    );
     drop(server.stop());
 }
 
@@ -288,7 +423,10 @@ async fn without_an_endpoint_nothing_is_exported_and_no_exporter_runs() {
     // The standard OpenTelemetry variables are not this server's setting: they turn nothing on.
     let server = start(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url.clone()),
-        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", format!("{}/v1/traces", receiver.url)),
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("{}/v1/traces", receiver.url),
+        ),
     ]);
     traced_call(&server.base, &token("quiet"), &send("catholic_qa", "grace")).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -300,5 +438,8 @@ async fn without_an_endpoint_nothing_is_exported_and_no_exporter_runs() {
     );
     let logs = server.stop();
     assert_eq!(*receiver.posts.lock().unwrap(), 0, "nothing was sent");
-    assert!(!logs.contains("a2a.call"), "no call span reaches the logs either");
+    assert!(
+        !logs.contains("a2a.call"),
+        "no call span reaches the logs either"
+    );
 }

@@ -406,7 +406,10 @@ impl LlmClient {
         if let Some(key) = &self.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {key}"));
         }
-        if let Some(traceparent) = self.trace_context.and_then(crate::TraceContext::traceparent) {
+        if let Some(traceparent) = self
+            .trace_context
+            .and_then(crate::TraceContext::traceparent)
+        {
             request = request.header("traceparent", traceparent);
         }
         let mut response = request.send().await.map_err(|error| {
