@@ -128,6 +128,21 @@ pub fn call_span(binding: &'static str, request_id: &str, headers: &HeaderMap) -
     span
 }
 
+/// The span of a task's work run after its call (`TaskRuntime::start`): in the trace of the
+/// current (call) span, as its child, but not held by it, so the call's span ends with the call
+/// however long the work goes on. Disabled when traces are off.
+pub fn task_span() -> tracing::Span {
+    if !traces_on() {
+        return tracing::Span::none();
+    }
+    let call = tracing::Span::current().context();
+    let span = tracing::info_span!(target: TRACE_TARGET, parent: None, "task run");
+    if call.span().span_context().is_valid() {
+        let _ = span.set_parent(call);
+    }
+    span
+}
+
 /// The span of one push delivery attempt, a child of the trace whose span queued it
 /// (`queued_by`, a `traceparent`) when that is valid, else the root of a trace of its own.
 pub fn delivery_span(queued_by: Option<&str>) -> tracing::Span {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
 use magisterium_a2a::auth::{Plan, mint_hs256};
 use magisterium_a2a::config::Settings;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -266,13 +267,14 @@ async fn a_send_is_one_call_span_under_the_client_trace_with_its_save_as_a_child
     drop(server.stop());
 }
 
-/// An OpenAI-compatible model server on loopback that keeps each request's `traceparent`.
+/// An OpenAI-compatible model server on loopback that keeps each request's `traceparent`; a
+/// request with `stream: true` is answered as Server-Sent Events.
 async fn tracing_llm() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&seen);
     let router = Router::new().route(
         "/v1/chat/completions",
-        axum::routing::post(move |headers: HeaderMap| {
+        axum::routing::post(move |headers: HeaderMap, body: axum::Json<Value>| {
             let kept = Arc::clone(&kept);
             async move {
                 let traceparent = headers
@@ -280,8 +282,16 @@ async fn tracing_llm() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string);
                 kept.lock().unwrap().push(traceparent);
+                let answer = "Grace is the free help God gives [1].";
+                if body.0["stream"] == json!(true) {
+                    let chunk = json!({"model": "test-model",
+                        "choices": [{"delta": {"content": answer}, "finish_reason": "stop"}]});
+                    let events = format!("data: {chunk}\n\ndata: [DONE]\n\n");
+                    return ([("content-type", "text/event-stream")], events).into_response();
+                }
                 axum::Json(json!({"model": "test-model", "choices": [{"message": {
-                    "content": "Grace is the free help God gives [1]."}}]}))
+                    "content": answer}}]}))
+                .into_response()
             }
         }),
     );
@@ -291,22 +301,87 @@ async fn tracing_llm() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
     (url, seen)
 }
 
-#[tokio::test]
-async fn the_model_request_carries_the_trace_of_the_call() {
-    let receiver = Receiver::start().await;
-    let (model, seen) = tracing_llm().await;
+/// A server exporting to `receiver` whose `catholic_qa` asks the model at `model`, over a
+/// corpus of one document (kept in the returned folder).
+fn server_with_model(receiver: &Receiver, model: String) -> (LoggedServer, tempfile::TempDir) {
     let data = crate::helpers::data_with_corpus(&[json!({"id": "cat:grace-primer",
         "title": "A Primer on Grace", "author": "Test", "date": "1901", "type": "catechism",
         "language": "en", "sections": [{"locus": "1", "heading": "Grace",
         "text": "Grace is the free and undeserved help that God gives us."}]})]);
-    let mut env = exporting_to(&receiver);
+    let mut env = exporting_to(receiver);
     env.extend([
         ("A2A__DATA__DIR", data.path().to_str().unwrap().to_string()),
         ("A2A__LLM__BASE_URL", model),
         ("A2A__LLM__MODEL", "test-model".into()),
         ("A2A__LLM__MAX_RETRIES", "0".into()),
     ]);
-    let server = start(&env);
+    (start(&env), data)
+}
+
+/// The one `traceparent` the model got (waiting up to 10 s for it), split in its four parts.
+async fn model_traceparent(seen: &Mutex<Vec<Option<String>>>) -> Vec<String> {
+    let started = Instant::now();
+    while seen.lock().unwrap().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the model is asked"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "the model was asked once");
+    let traceparent = sent[0]
+        .clone()
+        .expect("the model request carries a traceparent");
+    let parts: Vec<String> = traceparent.split('-').map(str::to_string).collect();
+    assert_eq!(parts.len(), 4, "{traceparent}");
+    parts
+}
+
+#[tokio::test]
+async fn a_task_run_after_the_call_asks_the_model_in_the_call_trace() {
+    let receiver = Receiver::start().await;
+    let (model, seen) = tracing_llm().await;
+    let (server, _data) = server_with_model(&receiver, model);
+    let body = call(
+        "message/send",
+        json!({"message": {"kind": "message", "messageId": uuid(), "role": "user",
+                           "parts": [{"kind": "text", "text": "What is grace?"}],
+                           "metadata": {"skillId": "catholic_qa"}},
+               "configuration": {"blocking": false}}),
+    );
+    traced_call(&server.base, &token("patient"), &body).await;
+    let parts = model_traceparent(&seen).await;
+    assert_eq!(
+        parts[1], CLIENT_TRACE,
+        "the runner's model request is in the call's trace"
+    );
+    let model_span = receiver
+        .span("the model request's span", |s| {
+            hex::encode(&s.span_id) == parts[2]
+        })
+        .await;
+    assert_eq!(trace_of(&model_span), CLIENT_TRACE);
+    let run = receiver
+        .span("the task's run", |s| s.span_id == model_span.parent_span_id)
+        .await;
+    assert_eq!(run.name, "task run");
+    let call = receiver
+        .span("the call span", |s| s.span_id == run.parent_span_id)
+        .await;
+    assert_eq!(call.name, "message/send");
+    assert!(
+        call.end_time_unix_nano <= run.end_time_unix_nano,
+        "the call's span ends with the call, not with its task"
+    );
+    drop(server.stop());
+}
+
+#[tokio::test]
+async fn the_model_request_carries_the_trace_of_the_call() {
+    let receiver = Receiver::start().await;
+    let (model, seen) = tracing_llm().await;
+    let (server, _data) = server_with_model(&receiver, model);
     traced_call(
         &server.base,
         &token("asker"),
@@ -314,17 +389,10 @@ async fn the_model_request_carries_the_trace_of_the_call() {
     )
     .await;
 
-    let sent = seen.lock().unwrap().clone();
-    assert_eq!(sent.len(), 1, "the model was asked once");
-    let traceparent = sent[0]
-        .clone()
-        .expect("the model request carries a traceparent");
-    let parts: Vec<&str> = traceparent.split('-').collect();
-    assert_eq!(parts.len(), 4, "{traceparent}");
+    let parts = model_traceparent(&seen).await;
     assert_eq!(
-        (parts[0], parts[1], parts[3]),
-        ("00", CLIENT_TRACE, "01"),
-        "{traceparent}"
+        (parts[0].as_str(), parts[1].as_str(), parts[3].as_str()),
+        ("00", CLIENT_TRACE, "01")
     );
     let model_span = receiver
         .span("the model request's span", |s| {

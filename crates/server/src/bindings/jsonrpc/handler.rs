@@ -114,9 +114,11 @@ async fn handle(
     ))
     .instrument(span.clone())
     .await;
-    let owner = answered.principal.as_ref().map(|p| p.owner.as_str());
-    let rate_limit = bindings::rate_limit_label(&checked);
-    traces::record_call(&span, methods::label(answered.row), owner, rate_limit);
+    if !span.is_disabled() {
+        let owner = answered.principal.as_ref().map(|p| p.owner.as_str());
+        let rate_limit = bindings::rate_limit_label(&checked);
+        traces::record_call(&span, methods::label(answered.row), owner, rate_limit);
+    }
     answered.outcome = checked;
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {

@@ -73,9 +73,11 @@ pub(crate) async fn rest_handler(
     ))
     .instrument(span.clone())
     .await;
-    let owner = principal.as_ref().map(|p| p.owner.as_str());
-    let rate_limit = crate::bindings::rate_limit_label(&checked);
-    traces::record_call(&span, methods::label(row), owner, rate_limit);
+    if !span.is_disabled() {
+        let owner = principal.as_ref().map(|p| p.owner.as_str());
+        let rate_limit = crate::bindings::rate_limit_label(&checked);
+        traces::record_call(&span, methods::label(row), owner, rate_limit);
+    }
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {
         let called = Called {
