@@ -38,8 +38,8 @@ static TRACES_ON: AtomicBool = AtomicBool::new(false);
 /// The provider, kept to flush and stop the exporter at shutdown.
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
 
-/// Whether spans are exported: code that would do work only for a span's attribute (hashing
-/// the owner, reading the client's `traceparent`) asks this first.
+/// Whether spans are exported: code that would do work only for a trace (reading the client's
+/// `traceparent`, recording the skill, carrying the trace into a task) asks this first.
 pub fn traces_on() -> bool {
     TRACES_ON.load(Ordering::Relaxed)
 }
