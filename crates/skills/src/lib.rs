@@ -20,7 +20,7 @@ pub mod shown_url;
 
 pub use events::SkillEvent;
 pub use registry::SkillRegistry;
-pub use settings::{LiturgySettings, SkillSettings};
+pub use settings::{LiturgySettings, SkillSettings, TRACE_TARGET, TraceContext};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -1,5 +1,6 @@
 //! Deployment settings the skills read: where the data lives and how the calendar is kept.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -69,6 +70,35 @@ impl LiturgySettings {
     }
 }
 
+/// The `tracing` target of the spans a deployment may export as traces (the model request):
+/// the server's trace layer enables exactly this target, and its log lines never show it.
+pub const TRACE_TARGET: &str = "a2a::trace";
+
+/// How a skill learns the W3C `traceparent` to send with a request of its own (the model
+/// request): a function of the current span, given by the server when it exports traces. The
+/// skills stay free of any tracing framework beyond `tracing` itself.
+#[derive(Clone, Copy)]
+pub struct TraceContext(pub fn() -> Option<String>);
+
+impl TraceContext {
+    /// The `traceparent` of the current span, if it is part of an exported trace.
+    pub fn traceparent(self) -> Option<String> {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TraceContext")
+    }
+}
+
+impl PartialEq for TraceContext {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
 /// Everything the skills need from the deployment's configuration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SkillSettings {
@@ -81,4 +111,7 @@ pub struct SkillSettings {
     /// BM25 alone, or BM25 fused with sentence embeddings (needs the `embeddings` build
     /// feature and the installed model; falls back to BM25 otherwise).
     pub search_mode: SearchMode,
+    /// Where the `traceparent` of an outgoing model request comes from (`None`: traces are off
+    /// and no header is sent).
+    pub trace_context: Option<TraceContext>,
 }

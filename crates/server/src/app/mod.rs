@@ -44,7 +44,7 @@ use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
 use crate::service::{A2aService, SizeCaps, Tasks};
-use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore};
+use crate::store::{MemoryStore, RedisStore, StoreError, TaskStore, TracedStore};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +80,9 @@ pub enum StartupError {
     /// A skill's data is present but unusable.
     #[error("skills: {0}")]
     Skills(String),
+    /// The trace exporter (`telemetry.otlp_endpoint`) could not be built.
+    #[error("telemetry: {0}")]
+    Telemetry(#[from] crate::telemetry::ExporterError),
     /// A command could not do all it was asked.
     #[error("{0}")]
     Command(String),
@@ -215,7 +218,8 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
     registry.register(Arc::new(
         CatholicQa::new(Arc::clone(&corpus), &settings.llm)
             .map_err(|e| skill_error("catholic_qa", e))?
-            .with_calendar(calendar),
+            .with_calendar(calendar)
+            .with_trace_context(settings.trace_context),
     ));
     registry.register(Arc::new(DocumentSearch::new(Arc::clone(&corpus))));
     registry.register(Arc::new(DocumentFetch::new(corpus)));
@@ -265,6 +269,18 @@ pub async fn open_store(
                 (Arc::new(store), Arc::new(backend))
             }
         };
+    // With traces exported, each store round trip is a span of the call; without, the store
+    // is used directly.
+    let store: Arc<dyn TaskStore> = match settings.telemetry.otlp_endpoint {
+        Some(_) => Arc::new(TracedStore::new(
+            store,
+            match settings.store.backend {
+                StoreBackend::Memory => "memory",
+                StoreBackend::Redis => "redis",
+            },
+        )),
+        None => store,
+    };
     let runtime = TaskRuntime::new(backend, Arc::clone(&store), runtime_settings, observer);
     Ok((store, runtime))
 }
@@ -296,7 +312,12 @@ fn rate_limits_summary(settings: &Settings) -> &'static str {
 impl Application {
     /// Builds every part and binds the listener (port 0 picks a free port).
     pub async fn build(settings: Settings) -> Result<Application, StartupError> {
-        let skills = skill_registry(&settings.skill_settings())?;
+        let mut skill_settings = settings.skill_settings();
+        if settings.telemetry.otlp_endpoint.is_some() {
+            skill_settings.trace_context =
+                Some(skills::TraceContext(crate::telemetry::traceparent));
+        }
+        let skills = skill_registry(&skill_settings)?;
         Self::build_with_skills(settings, skills).await
     }
 

@@ -62,6 +62,26 @@ impl AppState {
 
 /// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
 /// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
+/// The call span's `a2a.rate_limit`: `allowed` for a charged call that ran, `limited` for a
+/// call the limiter (or a byte budget) refused, `none` for a call nothing charged.
+pub(crate) fn rate_limit_label(
+    outcome: &Result<jsonrpc::methods::Answer, crate::error::ApiError>,
+) -> &'static str {
+    use crate::error::ApiError;
+    use jsonrpc::methods::Answer;
+    let rate = match outcome {
+        Ok(Answer::Reply(reply)) => reply.rate.as_ref(),
+        Ok(Answer::Stream(streamed)) => streamed.rate.as_ref(),
+        Err(ApiError::RateLimited { .. } | ApiError::OverBudget { .. }) => return "limited",
+        Err(_) => None,
+    };
+    match rate {
+        Some((crate::limits::Decision::Allowed { .. }, _)) => "allowed",
+        Some(_) => "limited",
+        None => "none",
+    }
+}
+
 pub(crate) fn skill_in_path(skill: Result<Path<String>, PathRejection>) -> String {
     skill.map_or_else(|_| "(not UTF-8)".to_string(), |Path(skill)| skill)
 }

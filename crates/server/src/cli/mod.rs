@@ -233,7 +233,7 @@ pub fn main() -> ExitCode {
 }
 
 async fn serve(settings: Settings) -> Result<(), StartupError> {
-    telemetry::init(&settings.log);
+    telemetry::init(&settings.log, &settings.telemetry)?;
     if let Err(error) = huge_pages::apply(settings.server.transparent_huge_pages) {
         tracing::warn!(%error, "transparent huge pages could not be turned off");
     }
@@ -246,13 +246,13 @@ async fn serve(settings: Settings) -> Result<(), StartupError> {
         paths::AGENT_CARD_LEGACY,
         application.rate_limits()
     );
-    application
-        .run_until(app::shutdown_signal())
-        .await
-        .map_err(|source| StartupError::Io {
-            context: "serving".into(),
-            source,
-        })
+    let served = application.run_until(app::shutdown_signal()).await;
+    // The exporter's last batch is sent off the runtime's threads (its flush waits on them).
+    let _ = tokio::task::spawn_blocking(telemetry::traces::shutdown).await;
+    served.map_err(|source| StartupError::Io {
+        context: "serving".into(),
+        source,
+    })
 }
 
 /// Prints the token alone on stdout (for `TOKEN=$(…)`), and on stderr which secret signed it

@@ -21,6 +21,7 @@ mod push;
 mod server;
 mod store;
 mod tasks;
+mod telemetry;
 
 pub use auth::{AuthMode, AuthSettings, Plan};
 pub use conformance::ConformanceSettings;
@@ -30,6 +31,7 @@ pub use push::PushSettings;
 pub use server::{MAX_SERVING_THREADS, ServerSettings, Threading};
 pub use store::{StoreBackend, StoreSettings};
 pub use tasks::TaskSettings;
+pub use telemetry::TelemetrySettings;
 
 /// The whole configuration of a server process.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -56,6 +58,8 @@ pub struct Settings {
     pub llm: LlmSettings,
     /// Log format and level.
     pub log: LogSettings,
+    /// Trace export to an OpenTelemetry collector (off unless `otlp_endpoint` is set).
+    pub telemetry: TelemetrySettings,
     /// The client conformance kit (off unless enabled).
     pub conformance: ConformanceSettings,
     /// How the document corpus is searched.
@@ -307,6 +311,7 @@ impl Settings {
             liturgy: self.liturgy.clone(),
             llm: self.llm.clone(),
             search_mode: self.corpus.search_mode,
+            trace_context: None,
         }
     }
 
@@ -424,6 +429,7 @@ impl Settings {
         self.store.validate()?;
         self.limits.validate(&self.store)?;
         self.conformance.validate(&self.profile)?;
+        self.telemetry.validate()?;
         if self.agent.sign_card == Some(true) && self.push.signing_key_path.is_none() {
             return Err(ConfigError::invalid(
                 "agent.sign_card",

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
+use tracing::Instrument;
 
 use super::PushError;
 use super::address::forbidden_reason;
@@ -16,6 +17,7 @@ use super::queue::Delivery;
 use super::resolve::{CheckedResolver, RefusedAddress};
 use super::signing::{NotificationClaims, SigningKeys, body_sha256};
 use crate::config::PushSettings;
+use crate::telemetry::traces;
 
 /// The header carrying the config's `token`.
 pub const TOKEN_HEADER: &str = "X-A2A-Notification-Token";
@@ -80,8 +82,14 @@ impl Deliverer {
         })
     }
 
-    /// One attempt to deliver.
+    /// One attempt to deliver, in a span of the trace that queued it when traces are exported.
     pub async fn attempt(&self, delivery: &Delivery) -> DeliveryOutcome {
+        let span = traces::delivery_span(delivery.trace.as_deref());
+        self.send(delivery).instrument(span).await
+    }
+
+    /// The attempt itself: the address checked, the body signed and posted.
+    async fn send(&self, delivery: &Delivery) -> DeliveryOutcome {
         let url = match Url::parse(&delivery.url) {
             Ok(url) => url,
             Err(e) => return DeliveryOutcome::GiveUp(format!("bad URL: {e}")),
@@ -118,6 +126,9 @@ impl Deliverer {
             && let Ok(value) = HeaderValue::from_str(token)
         {
             request = request.header(TOKEN_HEADER, value);
+        }
+        if let Some(traceparent) = traces::traceparent() {
+            request = request.header("traceparent", traceparent);
         }
         match request.send().await {
             Ok(response) => classify(response).await,

@@ -137,6 +137,7 @@ impl PushNotifier {
             url: config.url.clone(),
             token: config.token.clone(),
             fault,
+            trace: crate::telemetry::traceparent(),
             body,
         };
         through_outage("queue a notification", || {

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use tokio::sync::{Notify, broadcast};
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 use uuid::Uuid;
 
 use a2a_types::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
@@ -43,6 +44,7 @@ pub use subscription::{Next, StreamPlace, Subscription};
 
 use crate::config::TaskSettings;
 use crate::store::{Owner, StoreError, StoredTask, TaskStore, decode_task, now_timestamp};
+use crate::telemetry::traces;
 
 /// Events read from a log per round trip.
 const READ_BATCH: usize = 256;
@@ -292,7 +294,14 @@ impl TaskRuntime {
             .running
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let handle = tokio::spawn(run.drive(work)).abort_handle();
+        // With traces exported, the work's spans (the model request) stay in the trace of the
+        // call that started it; without, the task is spawned as it is.
+        let handle = if traces::traces_on() {
+            tokio::spawn(run.drive(work).instrument(traces::task_span()))
+        } else {
+            tokio::spawn(run.drive(work))
+        }
+        .abort_handle();
         running.insert(key, handle);
         Ok(Started::Running(submitted))
     }

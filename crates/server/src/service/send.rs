@@ -216,6 +216,7 @@ impl A2aService {
         } = request;
         let message = params.message;
         let skill = Arc::clone(self.skill_for(&message, default_skill)?);
+        crate::telemetry::traces::record_skill(skill.info().id);
         let owner = &principal.owner;
         if let Some(record) = self.store.message(owner, &message_key).await? {
             return Ok(Prepared::Replayed(record.task_id));

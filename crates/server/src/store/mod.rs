@@ -8,6 +8,7 @@
 mod memory;
 mod packing;
 mod redis;
+mod traced;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -20,6 +21,7 @@ use crate::gcra::{BucketCharge, GcraReply};
 pub use memory::MemoryStore;
 pub(crate) use redis::stored_form;
 pub use redis::{RedisStore, apply_migrations};
+pub use traced::TracedStore;
 
 /// A hashed, fixed-length owner id of the pair (issuer, `sub`): a `sub` is unique only within
 /// its issuer, so two issuers' users never share tasks or limits. Keys never carry the raw

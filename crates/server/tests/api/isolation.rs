@@ -247,6 +247,11 @@ impl LoggedServer {
         panic!("the server did not start listening on {port}");
     }
 
+    /// The server process's id (to look at its threads).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the server and returns everything it wrote.
     pub fn stop(mut self) -> String {
         let _ = self.child.kill();

@@ -36,4 +36,5 @@ mod stream_scenarios;
 mod streaming;
 mod suites;
 mod threading;
+mod traces;
 mod v1;

@@ -288,6 +288,32 @@ fn invalid_configuration_names_the_key() {
             "push.signing_key_path",
         ),
         (vec![("A2A__AGENT__SIGN_CARD", "maybe")], "sign_card"),
+        (
+            vec![("A2A__TELEMETRY__OTLP_ENDPOINT", "otel-collector:4318")],
+            "a2a__telemetry__otlp_endpoint",
+        ),
+        (
+            vec![("A2A__TELEMETRY__OTLP_ENDPOINT", "ftp://collector:4318")],
+            "telemetry.otlp_endpoint",
+        ),
+        (
+            vec![(
+                "A2A__TELEMETRY__OTLP_ENDPOINT",
+                "http://collector:4318/?k=v",
+            )],
+            "telemetry.otlp_endpoint",
+        ),
+        (
+            vec![
+                ("A2A__TELEMETRY__OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+                ("A2A__TELEMETRY__MAX_QUEUED_SPANS", "0"),
+            ],
+            "telemetry.max_queued_spans",
+        ),
+        (
+            vec![("A2A__TELEMETRY__EXPORT_INTERVAL_MS", "1")],
+            "telemetry.export_interval_ms",
+        ),
     ];
     for (env, key) in cases {
         let output = binary()

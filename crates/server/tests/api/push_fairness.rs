@@ -219,6 +219,7 @@ fn delivery(id: &str, owner: &str, url: &str) -> Delivery {
         url: url.into(),
         token: None,
         fault: None,
+        trace: None,
         body: Bytes::from_static(b"{}"),
     }
 }

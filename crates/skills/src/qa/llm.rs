@@ -15,6 +15,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::sse::{SseError, SseEvent, SseReader};
 use crate::shown_url::shown_url;
@@ -215,6 +216,19 @@ pub(crate) struct LlmClient {
     timeout_secs: u64,
     /// First backoff step; each retry doubles it.
     backoff_base: Duration,
+    /// Where each request's `traceparent` comes from, when the server exports traces.
+    pub(crate) trace_context: Option<crate::TraceContext>,
+}
+
+/// The span of one model request (its retries included), exported with the call's trace when
+/// the server exports traces; disabled, at the cost of one cached check, otherwise.
+fn model_span(stream: bool) -> tracing::Span {
+    tracing::info_span!(
+        target: crate::TRACE_TARGET,
+        "model request",
+        otel.kind = "client",
+        a2a.model_stream = stream,
+    )
 }
 
 /// Why settings cannot make a client; shown to the operator at start-up.
@@ -286,6 +300,7 @@ impl LlmClient {
             temperature: settings.temperature,
             timeout_secs: settings.timeout_secs,
             backoff_base: Duration::from_millis(settings.retry_base_delay_ms),
+            trace_context: None,
         })
     }
 
@@ -301,7 +316,9 @@ impl LlmClient {
         messages: &[ChatMessage],
     ) -> Result<Completion, BackendFailure> {
         let body = self.request_body(messages, false);
-        self.with_retries(|| self.attempt(&body)).await
+        self.with_retries(|| self.attempt(&body))
+            .instrument(model_span(false))
+            .await
     }
 
     /// Sends the chat asking for a streamed answer (`stream: true`), retrying as
@@ -313,7 +330,9 @@ impl LlmClient {
         messages: &[ChatMessage],
     ) -> Result<AnswerStream<'_>, BackendFailure> {
         let body = self.request_body(messages, true);
-        self.with_retries(|| self.open_stream(&body)).await
+        self.with_retries(|| self.open_stream(&body))
+            .instrument(model_span(true))
+            .await
     }
 
     fn request_body(&self, messages: &[ChatMessage], stream: bool) -> Value {
@@ -386,6 +405,12 @@ impl LlmClient {
             .json(body);
         if let Some(key) = &self.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {key}"));
+        }
+        if let Some(traceparent) = self
+            .trace_context
+            .and_then(crate::TraceContext::traceparent)
+        {
+            request = request.header("traceparent", traceparent);
         }
         let mut response = request.send().await.map_err(|error| {
             let failure = if error.is_timeout() {

@@ -170,6 +170,15 @@ impl CatholicQa {
         self
     }
 
+    /// Sends the current trace's `traceparent` with each model request, from `context` (the
+    /// server's, when it exports traces).
+    pub fn with_trace_context(mut self, context: Option<crate::TraceContext>) -> Self {
+        if let Some(backend) = &mut self.backend {
+            backend.client.trace_context = context;
+        }
+        self
+    }
+
     async fn retrieve(
         &self,
         question: &str,

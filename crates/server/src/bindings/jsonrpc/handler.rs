@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tower_http::request_id::RequestId;
+use tracing::Instrument;
 
 use a2a_types::jsonrpc::{self, Id};
 
@@ -28,7 +29,7 @@ use crate::pipeline::call::{self, Call};
 use crate::pipeline::kit::{self, Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{json_bytes, rate_headers};
 use crate::service::Reply;
-use crate::telemetry::UserText;
+use crate::telemetry::{UserText, traces};
 use crate::wire::{Wire, version_header};
 
 /// The label the binding's calls are counted under.
@@ -102,6 +103,7 @@ async fn handle(
     );
     // On the heap: the handler's own future stays small, and the layers above it move it
     // several times per call (a large future inline cost ~11 k instructions of copying a call).
+    let span = traces::call_span(BINDING, &request_id, &headers);
     let checked = Box::pin(checks(
         &mut answered,
         state,
@@ -110,7 +112,13 @@ async fn handle(
         body,
         budget_spent,
     ))
+    .instrument(span.clone())
     .await;
+    if !span.is_disabled() {
+        let owner = answered.principal.as_ref().map(|p| p.owner.as_str());
+        let rate_limit = bindings::rate_limit_label(&checked);
+        traces::record_call(&span, methods::label(answered.row), owner, rate_limit);
+    }
     answered.outcome = checked;
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {

@@ -13,6 +13,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::Value;
 use tower_http::request_id::RequestId;
+use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::bindings::jsonrpc::envelope::{self, BodyFault};
@@ -29,7 +30,7 @@ use crate::pipeline::call;
 use crate::pipeline::kit::{Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{self, json_bytes, rate_headers};
 use crate::service::{Reply, Streamed};
-use crate::telemetry::UserText;
+use crate::telemetry::{UserText, traces};
 use crate::wire::{Version, Wire, version_header};
 
 /// The label the binding's calls are counted under.
@@ -70,6 +71,7 @@ pub(crate) async fn rest_handler(
     let mut staged = KitHook::stage(header_scenario);
     let mut principal = None;
     let budget_spent = budget_spent.map(|Extension(spent)| spent);
+    let span = traces::call_span(BINDING, &request_id, &headers);
     let checked = Box::pin(checks(
         &state,
         &mut staged,
@@ -79,7 +81,13 @@ pub(crate) async fn rest_handler(
         body,
         budget_spent,
     ))
+    .instrument(span.clone())
     .await;
+    if !span.is_disabled() {
+        let owner = principal.as_ref().map(|p| p.owner.as_str());
+        let rate_limit = crate::bindings::rate_limit_label(&checked);
+        traces::record_call(&span, methods::label(row), owner, rate_limit);
+    }
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {
         let called = Called {

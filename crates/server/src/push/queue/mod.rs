@@ -40,6 +40,10 @@ pub struct Delivery {
     /// The conformance kit's fault on the task's notifications, if it asked for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<DeliveryFault>,
+    /// The W3C `traceparent` of the span that queued the notification, when traces are
+    /// exported: each attempt's span is its child, so the webhook call joins the call's trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
     /// The notification's body, in the terms of the wire its config was set over, posted as
     /// is.
     #[serde(skip)]
@@ -186,6 +190,7 @@ mod tests {
             url: "https://hooks.example/".into(),
             token: Some("tok".into()),
             fault: None,
+            trace: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
             body: Bytes::from_static(b"{\"a\":\n1}"),
         };
         assert_eq!(

@@ -1,40 +1,51 @@
 //! Log setup: pretty lines in development, JSON in production, both on stderr (stdout carries
-//! only the one line that says where the server listens); `RUST_LOG` overrides the level.
+//! only the one line that says where the server listens); `RUST_LOG` overrides the level. With
+//! `telemetry.otlp_endpoint` set, spans are also exported as OpenTelemetry traces ([`traces`]).
 
 use std::fmt;
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::config::{LogFormat, LogSettings};
+use crate::config::{LogFormat, LogSettings, TelemetrySettings};
 
-/// Installs the global subscriber once; later calls (tests) are no-ops.
-pub fn init(settings: &LogSettings) {
+pub mod traces;
+
+pub use traces::{ExporterError, TRACE_TARGET, traceparent};
+
+/// Installs the global subscriber once (later calls, in tests, are no-ops): the log lines, and
+/// the trace exporter when `telemetry` names a collector. Call it inside the tokio runtime,
+/// which carries the exports; an exporter that cannot be built stops the start.
+pub fn init(settings: &LogSettings, telemetry: &TelemetrySettings) -> Result<(), ExporterError> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&settings.level));
-    let registry = tracing_subscriber::registry().with(filter);
-    let result = match settings.format {
-        LogFormat::Json => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .json()
-                    .with_current_span(true)
-                    .with_span_list(false),
-            )
-            .try_init(),
-        LogFormat::Pretty => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .with_ansi(std::io::stderr().is_terminal())
-                    .compact(),
-            )
-            .try_init(),
+    // The exported spans are for the trace layer alone, whatever `RUST_LOG` asks of the logs.
+    let filter = match format!("{TRACE_TARGET}=off").parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
     };
+    let lines = match settings.format {
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .boxed(),
+        LogFormat::Pretty => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .compact()
+            .boxed(),
+    };
+    let exported = traces::layer(telemetry)?;
+    let result = tracing_subscriber::registry()
+        .with(exported)
+        .with(lines.with_filter(filter))
+        .try_init();
     drop(result);
+    Ok(())
 }
 
 /// Longest user-supplied text written into one log field, in characters.
