@@ -43,7 +43,9 @@ pub fn is_rest(path: &str) -> bool {
 /// the whole agent), as the path spells it, and the part below the binding's base
 /// (`/message:send`, `/tasks/{id}`, …; empty at the base itself). `None` for any other path.
 pub fn rest_target(path: &str) -> Option<(Option<&str>, &str)> {
-    let below_base = |rest: &str| (rest.is_empty() || rest.starts_with('/')).then_some(rest);
+    fn below_base(rest: &str) -> Option<&str> {
+        (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+    }
     if let Some(rest) = path.strip_prefix(REST_PATH) {
         return below_base(rest).map(|below| (None, below));
     }

@@ -238,9 +238,8 @@ async fn a_skill_path_that_is_not_utf8_or_is_huge_is_a_json_404() {
 async fn a_skills_agent_serves_the_1_0_wire_and_the_http_json_binding() {
     let app = spawn_app(|_| {}).await;
     let token = app.token("per-skill-bindings", Plan::Pro);
-    let message = || {
-        json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": "2026-12-08"}]})
-    };
+    let message =
+        || json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": "2026-12-08"}]});
     let v1 = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage",
         "params": {"message": message()}});
     let answered = reply(
@@ -273,7 +272,10 @@ async fn a_skills_agent_serves_the_1_0_wire_and_the_http_json_binding() {
             .bearer_auth(&token),
     )
     .await;
-    assert_eq!(through_main.body["id"], id, "made through one, read through the other");
+    assert_eq!(
+        through_main.body["id"], id,
+        "made through one, read through the other"
+    );
 
     let card = reply(
         app.client

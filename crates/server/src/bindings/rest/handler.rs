@@ -22,9 +22,9 @@ use crate::bindings::jsonrpc::params::Params;
 use crate::bindings::jsonrpc::sse::{self, EventWire};
 use crate::bindings::rest::routes::{self, BodyUse, Route};
 use crate::bindings::{self, AppState};
-use crate::paths;
 use crate::edge::guard::BudgetSpent;
 use crate::error::{self, ApiError};
+use crate::paths;
 use crate::pipeline::Pipeline;
 use crate::pipeline::call;
 use crate::pipeline::kit::{Exchanged, FromHeader, KitHook, Staged};
@@ -224,6 +224,7 @@ async fn request(
         row,
         fields,
         body: use_of_body,
+        ..
     } = route;
     let mut members = serde_json::Map::new();
     if use_of_body != BodyUse::None {
