@@ -60,11 +60,25 @@ impl AppState {
     }
 }
 
-/// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
-/// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
+/// Writes what a call did on its span, when traces are exported: its method, its owner (the
+/// store's hashed owner) and the rate limiter's decision.
+pub(crate) fn trace_call(
+    span: &tracing::Span,
+    row: Option<&'static jsonrpc::methods::Method>,
+    principal: Option<&crate::auth::Principal>,
+    outcome: &Result<jsonrpc::methods::Answer, crate::error::ApiError>,
+) {
+    if span.is_disabled() {
+        return;
+    }
+    let owner = principal.map(|p| p.owner.as_str());
+    let method = jsonrpc::methods::label(row);
+    crate::telemetry::traces::record_call(span, method, owner, rate_limit_label(outcome));
+}
+
 /// The call span's `a2a.rate_limit`: `allowed` for a charged call that ran, `limited` for a
 /// call the limiter (or a byte budget) refused, `none` for a call nothing charged.
-pub(crate) fn rate_limit_label(
+fn rate_limit_label(
     outcome: &Result<jsonrpc::methods::Answer, crate::error::ApiError>,
 ) -> &'static str {
     use crate::error::ApiError;
@@ -82,6 +96,8 @@ pub(crate) fn rate_limit_label(
     }
 }
 
+/// The skill id a skill's agent path names; a segment that does not decode to UTF-8 names no
+/// skill, and is answered as an unknown one rather than with the extractor's plain-text 400.
 pub(crate) fn skill_in_path(skill: Result<Path<String>, PathRejection>) -> String {
     skill.map_or_else(|_| "(not UTF-8)".to_string(), |Path(skill)| skill)
 }

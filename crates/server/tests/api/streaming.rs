@@ -242,20 +242,17 @@ async fn a_failed_stream_request_is_answered_as_one_error_event() {
         assert_eq!(answer[0]["id"], id, "{answer:?}");
     }
     // A refusal with its own status keeps it, and its headers.
-    let held = app
-        .client
-        .post(format!("{}/api/v1/a2a", app.base))
-        .bearer_auth(&token)
-        .json(&stream_body("test_slow", "wait"))
-        .send()
+    let open = |body: Value| {
+        app.client
+            .post(format!("{}/api/v1/a2a", app.base))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let held = open(stream_body("test_slow", "wait"))
         .await
         .expect("request");
-    let refused = app
-        .client
-        .post(format!("{}/api/v1/a2a", app.base))
-        .bearer_auth(&token)
-        .json(&stream_body("test_echo", "more"))
-        .send()
+    let refused = open(stream_body("test_echo", "more"))
         .await
         .expect("request");
     assert_eq!(refused.status().as_u16(), 429);

@@ -28,7 +28,6 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::call::{self, Call};
 use crate::pipeline::kit::{self, Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{json_bytes, rate_headers};
-use crate::service::Reply;
 use crate::telemetry::{UserText, traces};
 use crate::wire::{Wire, version_header};
 
@@ -114,11 +113,7 @@ async fn handle(
     ))
     .instrument(span.clone())
     .await;
-    if !span.is_disabled() {
-        let owner = answered.principal.as_ref().map(|p| p.owner.as_str());
-        let rate_limit = bindings::rate_limit_label(&checked);
-        traces::record_call(&span, methods::label(answered.row), owner, rate_limit);
-    }
+    bindings::trace_call(&span, answered.row, answered.principal.as_ref(), &checked);
     answered.outcome = checked;
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {
@@ -315,19 +310,8 @@ impl Answered {
 
     /// Tells the kit the call, with what it was answered.
     fn record(&self, hook: &KitHook, headers: &HeaderMap, request_id: &str) {
-        let streamed;
-        let outcome = match &self.outcome {
-            Ok(Answer::Reply(reply)) => Ok(reply),
-            Ok(Answer::Stream(stream)) => {
-                streamed = Reply {
-                    result: Bytes::new(),
-                    rate: stream.rate,
-                    sent: None,
-                };
-                Ok(&streamed)
-            }
-            Err(error) => Err(error),
-        };
+        let mut stand_in = None;
+        let outcome = methods::recorded(&self.outcome, &mut stand_in);
         let call = Exchanged {
             request_id,
             request: format!("POST {RPC_PATH}"),

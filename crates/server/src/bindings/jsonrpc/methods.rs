@@ -77,6 +77,23 @@ pub enum Answer {
     Stream(Streamed),
 }
 
+/// What the conformance kit records of a call's outcome: a reply as it is, a stream as an empty
+/// reply with the stream's charge (its events are not recorded), kept in `stand_in`.
+pub fn recorded<'a>(
+    outcome: &'a Result<Answer, ApiError>,
+    stand_in: &'a mut Option<Reply>,
+) -> Result<&'a Reply, &'a ApiError> {
+    match outcome {
+        Ok(Answer::Reply(reply)) => Ok(reply),
+        Ok(Answer::Stream(stream)) => Ok(stand_in.insert(Reply {
+            result: Bytes::new(),
+            rate: stream.rate,
+            sent: None,
+        })),
+        Err(error) => Err(error),
+    }
+}
+
 /// Every method of both wires.
 pub static METHODS: [Method; 23] = [
     serve("message/send", Version::V03, Metering::Skill, send_v03),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Extension, Query, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
@@ -29,7 +29,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::call;
 use crate::pipeline::kit::{Exchanged, FromHeader, KitHook, Staged};
 use crate::respond::{self, json_bytes, rate_headers};
-use crate::service::{Reply, Streamed};
+use crate::service::Streamed;
 use crate::telemetry::{UserText, traces};
 use crate::wire::{Version, Wire, version_header};
 
@@ -83,11 +83,7 @@ pub(crate) async fn rest_handler(
     ))
     .instrument(span.clone())
     .await;
-    if !span.is_disabled() {
-        let owner = principal.as_ref().map(|p| p.owner.as_str());
-        let rate_limit = crate::bindings::rate_limit_label(&checked);
-        traces::record_call(&span, methods::label(row), owner, rate_limit);
-    }
+    bindings::trace_call(&span, row, principal.as_ref(), &checked);
     let hook = &state.pipeline.kit;
     if hook.kit().is_some() {
         let called = Called {
@@ -294,19 +290,8 @@ fn record(
     called: Called<'_>,
     outcome: &Result<Answer, ApiError>,
 ) {
-    let streamed;
-    let outcome = match outcome {
-        Ok(Answer::Reply(reply)) => Ok(reply),
-        Ok(Answer::Stream(stream)) => {
-            streamed = Reply {
-                result: Bytes::new(),
-                rate: stream.rate,
-                sent: None,
-            };
-            Ok(&streamed)
-        }
-        Err(error) => Err(error),
-    };
+    let mut stand_in = None;
+    let outcome = methods::recorded(outcome, &mut stand_in);
     let call = Exchanged {
         request_id: called.request_id,
         request: called.request,
