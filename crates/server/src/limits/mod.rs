@@ -167,7 +167,16 @@ impl RateLimiter for LocalLimiter {
                 retry_after: Duration::from_secs(60),
             };
         };
-        match limiter.check_key(owner) {
+        // A refusal whose time has already come was decided on a stale clock: another thread
+        // read a later instant and updated the user's state first. Asked again, it is decided
+        // on a fresh one (once: a second refusal stands).
+        let checked = match limiter.check_key(owner) {
+            Err(not_until) if not_until.wait_time_from(limiter.clock().now()).is_zero() => {
+                limiter.check_key(owner)
+            }
+            checked => checked,
+        };
+        match checked {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 let used = limit.saturating_sub(remaining);
@@ -190,6 +199,36 @@ impl RateLimiter for LocalLimiter {
 mod tests {
     use super::*;
     use crate::config::PlanLimits;
+
+    /// Two first calls of a user at the same moment on two threads, with a limit of two: both
+    /// are allowed, however the threads' reads of the clock interleave with their updates.
+    #[test]
+    fn concurrent_calls_within_the_limit_are_all_allowed() {
+        let mut settings = LimitSettings::default();
+        settings.pro.default_per_minute = 2;
+        let limiter = std::sync::Arc::new(LocalLimiter::new(&settings));
+        let refused = std::sync::atomic::AtomicUsize::new(0);
+        for round in 0..2_000 {
+            let owner = Owner::of("", &format!("user-{round}"));
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|scope| {
+                for _ in 0..2 {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        let decision = futures::executor::block_on(limiter.check(
+                            &owner,
+                            Plan::Pro,
+                            Bucket::Default,
+                        ));
+                        if matches!(decision, Decision::Limited { .. }) {
+                            refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+        }
+        assert_eq!(refused.into_inner(), 0, "calls refused within the limit");
+    }
 
     #[tokio::test]
     async fn sixteenth_default_call_is_limited_per_user() {

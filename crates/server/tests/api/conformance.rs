@@ -1171,8 +1171,26 @@ async fn slow_calls_are_charged_first_on(app: &TestApp) {
     let sleepers: Vec<_> = (0..2)
         .map(|i| tokio::spawn(slow(&format!("sleepy {i}"))))
         .collect();
-    // Time for both to be charged and asleep, with room on a loaded machine (they sleep 3 s).
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Until both are charged and asleep in the user's two slots: a read is then refused for
+    // the cap (a read runs nothing and costs only a read).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let read = app
+            .rpc(
+                Some(&token),
+                &call("tasks/get", json!({"id": "no-such-task"})),
+            )
+            .await;
+        if read.body["error"]["data"]["bucket"] == "in_flight" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the two never held both slots: {}",
+            read.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     refused_at_once(&slow("a third at once").await, "in_flight");
     let started = Instant::now();
     let bystander = app.token("bystander", Plan::Pro);
