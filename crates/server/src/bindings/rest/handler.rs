@@ -57,15 +57,16 @@ pub(crate) async fn rest_handler(
     let query = Query::<Vec<(String, String)>>::try_from_uri(&uri)
         .map(|Query(pairs)| pairs)
         .map_err(|e| ApiError::InvalidParams(format!("the query does not parse: {e}")));
-    let agent = match paths::rest_target(uri.path()) {
-        Some((Some(skill), _)) => match state.skill_cards.get_key_value(skill) {
+    let (skill, below) = paths::rest_target(uri.path()).unwrap_or((None, uri.path()));
+    let agent = match skill {
+        Some(skill) => match state.skill_cards.get_key_value(skill) {
             Some((&skill_id, _)) => Some(skill_id),
             None => return bindings::no_skill_agent(&state, skill),
         },
-        _ => None,
+        None => None,
     };
     let route = query
-        .and_then(|query| routes::resolve(&method, uri.path(), &query))
+        .and_then(|query| routes::resolve(&method, uri.path(), below, &query))
         .map(|route| Route { agent, ..route });
     let row = route.as_ref().ok().map(|route| route.row);
     let mut staged = KitHook::stage(header_scenario);

@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 
 use crate::bindings::jsonrpc::methods::{self, Method as Row};
 use crate::error::ApiError;
-use crate::paths;
 
 /// Whether an operation reads a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +59,16 @@ const GET_TASK: &[(&str, Kind)] = &[("historyLength", Kind::Whole)];
 /// The query parameters of `ListTaskPushNotificationConfigs`.
 const LIST_CONFIGS: &[(&str, Kind)] = &[("pageSize", Kind::Whole), ("pageToken", Kind::Text)];
 
-/// The operation `method` and `path` name, with the fields of the path and of `query`
+/// The operation `method` and `below` (the request's `path` below the binding's base, as
+/// [`crate::paths::rest_target`] splits it) name, with the fields of the path and of `query`
 /// (`name=value` pairs, already decoded). A path below the base that names no operation is
 /// `MethodNotFound` (404); a known path with another HTTP method is a 405.
 pub(crate) fn resolve(
     method: &Method,
     path: &str,
+    below: &str,
     query: &[(String, String)],
 ) -> Result<Route, ApiError> {
-    let below = paths::rest_target(path).map_or(path, |(_, below)| below);
     let segments: Vec<&str> = below.split('/').filter(|s| !s.is_empty()).collect();
     let not_found = || ApiError::MethodNotFound(format!("{method} {path}"));
     let Operation {
@@ -266,7 +266,12 @@ mod tests {
             .iter()
             .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
             .collect();
-        resolve(&method, &format!("{}{path}", paths::REST_PATH), &query)
+        resolve(
+            &method,
+            &format!("{}{path}", crate::paths::REST_PATH),
+            path,
+            &query,
+        )
     }
 
     #[test]
