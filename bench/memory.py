@@ -51,6 +51,9 @@ log = harness.log
 free_port = harness.free_port
 
 
+# The byte budgets of the memory store in these runs: far above what a million tasks take.
+MEMORY_BYTES = 16 * 1024 ** 3
+
 def status_kb(pid, field):
     """A field of /proc/PID/status in kB (VmRSS, RssAnon, VmHWM, …)."""
     with open(f"/proc/{pid}/status") as status:
@@ -74,6 +77,11 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         env = harness.our_env(self.port, "memory", "hs256", None, None, workdir)
         env["A2A__STORE__MEMORY_MAX_TASKS"] = str(cap)
+        # One user makes every task here: the count cap is what this run measures, not the
+        # byte budgets (the whole store's and each user's share), which would let the oldest
+        # tasks go first.
+        env["A2A__STORE__MEMORY_MAX_BYTES"] = str(MEMORY_BYTES)
+        env["A2A__STORE__MEMORY_MAX_BYTES_PER_USER"] = str(MEMORY_BYTES)
         env.pop("RUST_LOG", None)
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.out = open(self.log_path, "ab")

@@ -224,12 +224,54 @@ async fn overload_is_shed_quickly() {
     );
 }
 
+/// The same share on the HTTP+JSON binding: its calls hold slots of the same count, and the
+/// call over the cap is refused at once as a `google.rpc.Status`.
+#[tokio::test]
+async fn calls_of_the_http_json_binding_hold_the_same_share_of_the_slots() {
+    let app = spawn_app(|s| {
+        s.server.max_in_flight = 3;
+        s.server.max_in_flight_per_user = 2;
+        s.server.body_read_timeout_secs = 10;
+    })
+    .await;
+    let trickler = app.token("rest-trickler", Plan::Enterprise);
+    let send = "/api/v1/a2a/rest/message:send";
+    let mut held = vec![
+        trickled_call_to(&app.base, send, &trickler).await,
+        trickled_call(&app.base, &trickler).await,
+    ];
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut one_more = trickled_call_to(&app.base, send, &trickler).await;
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(3), one_more.read(&mut answer))
+        .await
+        .expect("the call over the cap is answered at once, not after its body")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.contains("RESOURCE_EXHAUSTED") && answer.contains("\"in_flight\""),
+        "a google.rpc.Status naming the bucket: {answer}"
+    );
+    assert!(!answer.contains("jsonrpc"), "{answer}");
+    let bystander = app.token("rest-bystander", Plan::Pro);
+    let reply = app.send(&bystander, "test_echo", "still served").await;
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
+    held.clear();
+    drop(one_more);
+}
+
 /// Opens a call of `token` whose body never arrives: its head, then the first bytes of a
 /// 500-byte body.
 async fn trickled_call(base: &str, token: &str) -> TcpStream {
+    trickled_call_to(base, "/api/v1/a2a", token).await
+}
+
+/// [`trickled_call`] to another path (an HTTP+JSON route).
+async fn trickled_call_to(base: &str, path: &str, token: &str) -> TcpStream {
     let mut stream = TcpStream::connect(addr(base)).await.unwrap();
     let head = format!(
-        "POST /api/v1/a2a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\":"
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\":"
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     stream

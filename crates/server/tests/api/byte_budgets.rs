@@ -29,6 +29,9 @@ fn text_of(bytes: usize) -> String {
     text
 }
 
+/// The HTTP+JSON binding's base path.
+const REST: &str = "/api/v1/a2a/rest";
+
 /// Settings every test here starts from: no rate limit (the attacks send many calls), the
 /// rest as given.
 fn unlimited(settings: &mut Settings) {
@@ -71,6 +74,35 @@ async fn logged_task(app: &TestApp, token: &str, text_bytes: usize) -> String {
 /// pings (it is polled on a task of its own). Returns the connection's task (it ends when the
 /// server closes the connection) and what must live as long as the stream.
 async fn stalled_stream(app: &TestApp, token: &str, task_id: &str, window: u32) -> Stalled {
+    let body = call("tasks/resubscribe", json!({"id": task_id})).to_string();
+    let request = axum::http::Request::post(format!("{}/api/v1/a2a", app.base))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(())
+        .unwrap();
+    stalled(app, request, Some(body), window).await
+}
+
+/// The HTTP+JSON twin of [`stalled_stream`]: `GET …/tasks/{id}:subscribe` resumed after the
+/// task's first event (a new subscription of a finished task is refused on 1.0), so its first
+/// event is the task's large answer.
+async fn stalled_rest_stream(app: &TestApp, token: &str, task_id: &str, window: u32) -> Stalled {
+    let request = axum::http::Request::get(format!("{}{REST}/tasks/{task_id}:subscribe", app.base))
+        .header("authorization", format!("Bearer {token}"))
+        .header("last-event-id", "0")
+        .body(())
+        .unwrap();
+    stalled(app, request, None, window).await
+}
+
+/// Sends `request` (and `body`) on an HTTP/2 connection whose window is `window` bytes and
+/// never reads the answer's body.
+async fn stalled(
+    app: &TestApp,
+    request: axum::http::Request<()>,
+    body: Option<String>,
+    window: u32,
+) -> Stalled {
     let address = app.base.trim_start_matches("http://").to_string();
     let tcp = TcpStream::connect(&address).await.unwrap();
     let (mut client, connection) = h2::client::Builder::new()
@@ -79,14 +111,10 @@ async fn stalled_stream(app: &TestApp, token: &str, task_id: &str, window: u32) 
         .await
         .unwrap();
     let connection = tokio::spawn(async move { connection.await.map_err(|e| e.to_string()) });
-    let body = call("tasks/resubscribe", json!({"id": task_id})).to_string();
-    let request = axum::http::Request::post(format!("{}/api/v1/a2a", app.base))
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .body(())
-        .unwrap();
-    let (response, mut send) = client.send_request(request, false).unwrap();
-    send.send_data(Bytes::from(body), true).unwrap();
+    let (response, mut send) = client.send_request(request, body.is_none()).unwrap();
+    if let Some(body) = body {
+        send.send_data(Bytes::from(body), true).unwrap();
+    }
     let response = tokio::time::timeout(Duration::from_secs(10), response)
         .await
         .expect("the answer's head arrives")
@@ -181,6 +209,54 @@ async fn a_stream_keeps_its_place(app: &TestApp) {
         summary(&answer)
     );
     assert_eq!(answer[0]["error"]["data"]["bucket"], "streams");
+}
+
+/// A stalled stream of the HTTP+JSON binding holds its place as a JSON-RPC one does: the
+/// user's next stream, on either binding, is refused for the cap, and nothing is started.
+#[tokio::test]
+async fn a_stream_of_the_http_json_binding_keeps_its_place_too() {
+    let app = spawn_app(one_place).await;
+    let token = app.token("rest-never-reads", Plan::Pro);
+    let task_id = logged_task(&app, &token, 50_000).await;
+    let stalled = stalled_rest_stream(&app, &token, &task_id, 0).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(
+        !stalled.connection.is_finished(),
+        "the stream is still open"
+    );
+    let (status, answer) = resubscribe(&app, &token, &task_id).await;
+    assert_eq!(
+        (status, answer[0]["error"]["data"]["bucket"].as_str()),
+        (429, Some("streams")),
+        "{:?}",
+        summary(&answer)
+    );
+    let message = json!({"message": {"messageId": uuid(), "role": "ROLE_USER",
+        "parts": [{"text": "one more"}], "metadata": {"skillId": "test_echo"}}});
+    let refused = app
+        .client
+        .post(format!("{}{REST}/message:stream", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["metadata"]["bucket"], "streams",
+        "{body}"
+    );
+    let listed = app.rpc(Some(&token), &call("ListTasks", json!({}))).await;
+    assert_eq!(
+        listed.result()["tasks"].as_array().map(Vec::len),
+        Some(1),
+        "the refused stream started no task: {}",
+        listed.body
+    );
 }
 
 #[tokio::test]
@@ -332,6 +408,78 @@ async fn open_streams_are_capped_in_bytes_per_user_and_in_all() {
     assert_eq!(
         events[0]["result"]["id"],
         small.as_str(),
+        "{:?}",
+        summary(&events)
+    );
+}
+
+/// The same budgets on the HTTP+JSON binding: its streams draw on the user's and the
+/// replica's budgets with the JSON-RPC ones, and the refusal is a `google.rpc.Status` event
+/// naming the budget.
+#[tokio::test]
+async fn open_streams_of_the_http_json_binding_are_capped_in_bytes_too() {
+    let app = spawn_app(|s| {
+        unlimited(s);
+        s.tasks.max_stream_bytes_per_user = 80_000;
+        s.tasks.max_stream_bytes = 1_000_000;
+        s.server.write_timeout_secs = 60;
+    })
+    .await;
+    let hoarder = app.token("rest-hoarder", Plan::Pro);
+    let big = logged_task(&app, &hoarder, 50_000).await;
+    let _held = stalled_rest_stream(&app, &hoarder, &big, 1).await;
+    // A JSON-RPC stream of the same user meets the budget its REST stream holds.
+    let (status, events) = resubscribe(&app, &hoarder, &big).await;
+    assert_eq!(status, 200);
+    let error = &events.last().expect("an event")["error"];
+    assert_eq!(
+        error["data"]["budget"],
+        "tasks.max_stream_bytes_per_user",
+        "{:?}",
+        summary(&events)
+    );
+    // And a second REST stream: its refusal in that binding's form.
+    let response = app
+        .client
+        .get(format!("{}{REST}/tasks/{big}:subscribe", app.base))
+        .bearer_auth(&hoarder)
+        .header("last-event-id", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let text = tokio::time::timeout(Duration::from_secs(20), response.text())
+        .await
+        .expect("the refused stream ends")
+        .unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).unwrap())
+        .collect();
+    let last = events.last().expect("an event");
+    assert!(last.get("jsonrpc").is_none(), "{text}");
+    assert_eq!(last["error"]["status"], "RESOURCE_EXHAUSTED", "{text}");
+    let info = &last["error"]["details"][0];
+    assert_eq!(info["reason"], "RATE_LIMITED", "{text}");
+    assert_eq!(
+        info["metadata"]["budget"], "tasks.max_stream_bytes_per_user",
+        "{text}"
+    );
+    assert!(
+        events
+            .iter()
+            .all(|event| event.get("artifactUpdate").is_none()),
+        "the answer was not sent: {text}"
+    );
+    // Another user is not affected.
+    let other = app.token("rest-bystander", Plan::Pro);
+    let own = logged_task(&app, &other, 100).await;
+    let (status, events) = resubscribe(&app, &other, &own).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        events[0]["result"]["id"],
+        own.as_str(),
         "{:?}",
         summary(&events)
     );

@@ -1065,3 +1065,61 @@ async fn json_rpc_1_0_reads_proto_field_names_too() {
     assert_eq!(page["tasks"][0]["id"], finished_id.as_str());
     assert!(!page["tasks"][0]["artifacts"].as_array().unwrap().is_empty());
 }
+
+/// Every route is served below a tenant too; one tenant is served, so a task made below one
+/// reads below another and below none.
+#[tokio::test]
+async fn routes_below_a_tenant_reach_the_same_operations() {
+    let app = spawn_app(|_| {}).await;
+    let token = app.token("rest-tenant", Plan::Pro);
+    let sent = rest(
+        &app,
+        Some(&token),
+        Method::POST,
+        "/acme/message:send",
+        Some(&message("test_echo", "below a tenant")),
+    )
+    .await;
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    let id = sent.body["task"]["id"].as_str().unwrap().to_string();
+    for path in [
+        format!("/acme/tasks/{id}"),
+        format!("/other/tasks/{id}"),
+        format!("/tasks/{id}"),
+    ] {
+        let read = rest(&app, Some(&token), Method::GET, &path, None).await;
+        assert_eq!(read.status, 200, "{path}: {}", read.body);
+        assert_eq!(read.body["id"], id.as_str(), "{path}");
+    }
+    let listed = rest(
+        &app,
+        Some(&token),
+        Method::GET,
+        "/acme/tasks?pageSize=5",
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.body["tasks"][0]["id"], id.as_str());
+    let card = rest(
+        &app,
+        Some(&token),
+        Method::GET,
+        "/acme/extendedAgentCard",
+        None,
+    )
+    .await;
+    assert_eq!(card.status, 200, "{}", card.body);
+    let stranger = app.token("rest-tenant-stranger", Plan::Pro);
+    let hidden = rest(
+        &app,
+        Some(&stranger),
+        Method::GET,
+        &format!("/acme/tasks/{id}"),
+        None,
+    )
+    .await;
+    assert_status(&hidden, 404, "NOT_FOUND", "TASK_NOT_FOUND");
+    let unknown = rest(&app, Some(&token), Method::GET, "/acme/other/tasks", None).await;
+    assert_status(&unknown, 404, "NOT_FOUND", "METHOD_NOT_FOUND");
+}

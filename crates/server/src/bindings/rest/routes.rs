@@ -136,9 +136,30 @@ impl Operation {
     }
 }
 
-/// The operation the path's `segments` name (`None`: none), with the ids they hold. A
-/// collection with two operations is told apart by `method`.
+/// The operation the path's `segments` name (`None`: none), with the ids they hold: a route of
+/// §11, or the same route below a first segment naming a tenant (`/{tenant}/message:send`),
+/// whose name becomes the request's `tenant` (one tenant is served: it is read and ignored).
 fn operation(method: &Method, segments: &[&str]) -> Result<Option<Operation>, ApiError> {
+    if let Some(operation) = operation_of_tenant(method, segments)? {
+        return Ok(Some(operation));
+    }
+    let [tenant, below @ ..] = segments else {
+        return Ok(None);
+    };
+    let Some(operation) = operation_of_tenant(method, below)? else {
+        return Ok(None);
+    };
+    let mut fields = ids(&[("tenant", tenant)])?;
+    fields.extend(operation.fields);
+    Ok(Some(Operation {
+        fields,
+        ..operation
+    }))
+}
+
+/// The operation a route of §11 names, without a tenant segment. A collection with two
+/// operations is told apart by `method`.
+fn operation_of_tenant(method: &Method, segments: &[&str]) -> Result<Option<Operation>, ApiError> {
     let op = Operation::new;
     let operation = match segments {
         ["message:send"] => op("SendMessage", POST, BodyUse::Required),
@@ -332,6 +353,29 @@ mod tests {
         );
         let routed = route(Method::POST, "/tasks/t%3A1:cancel", &[]).unwrap();
         assert_eq!(routed.fields["id"], "t:1");
+    }
+
+    #[test]
+    fn every_route_is_served_below_a_tenant_too() {
+        let routed = route(Method::POST, "/acme/message:send", &[]).unwrap();
+        assert_eq!(routed.row.name, "SendMessage");
+        assert_eq!(routed.fields["tenant"], "acme");
+        let routed = route(
+            Method::DELETE,
+            "/t%20x/tasks/t1/pushNotificationConfigs/c1",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(routed.row.name, "DeleteTaskPushNotificationConfig");
+        assert_eq!(routed.fields["tenant"], "t x");
+        assert_eq!(routed.fields["taskId"], "t1");
+        let routed = route(Method::GET, "/acme/tasks", &[("pageSize", "2")]).unwrap();
+        assert_eq!(routed.row.name, "ListTasks");
+        assert_eq!(routed.fields["pageSize"], 2);
+        assert!(matches!(
+            route(Method::GET, "/acme/other/tasks", &[]),
+            Err(ApiError::MethodNotFound(_))
+        ));
     }
 
     #[test]
