@@ -72,10 +72,12 @@ def mib(value):
 class Server:
     """The release server on a free loopback port, stopped by its process id."""
 
-    def __init__(self, binary, workdir, name, cap):
+    def __init__(self, binary, workdir, name, cap, redis_port=None, compressed=False):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = harness.our_env(self.port, "memory", "hs256", None, None, workdir)
+        store = "redis" if redis_port else "memory"
+        env = harness.our_env(self.port, store, "hs256", redis_port, None, workdir)
+        env["A2A__STORE__REDIS_COMPRESSED_WRITES"] = "true" if compressed else "false"
         env["A2A__STORE__MEMORY_MAX_TASKS"] = str(cap)
         # One user makes every task here: the count cap is what this run measures, not the
         # byte budgets (the whole store's and each user's share), which would let the oldest
@@ -297,6 +299,63 @@ def footprint(binary, workdir, load, tok, tasks, warmup):
         server.stop()
 
 
+def redis_info(port, field):
+    """One field of the Redis server's INFO (an int)."""
+    for line in harness.redis_cli(port, "INFO", "memory").splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split(":", 1)[1])
+    raise RuntimeError(f"INFO memory has no {field}")
+
+
+def redis_footprint(binary, workdir, load, tok, tasks, compressed):
+    """`used_memory` and keys per task of `tasks` tasks saved in a Redis of their own (with the
+    Redis limiter, as replicas run it), stored raw or compressed."""
+    form = "compressed" if compressed else "raw"
+    log(f"memory: Redis footprint of {tasks:,} tasks, {form} writes")
+    redis_port = free_port()
+    redis = subprocess.Popen(
+        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", workdir], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    server = None
+    try:
+        harness.wait_for_port(redis_port, redis)
+        server = Server(binary, workdir, f"redis-{form}", DEFAULT_CAP, redis_port, compressed)
+        server.send(tok, f"probe-{uuid.uuid4()}")
+        before = redis_info(redis_port, "used_memory")
+        keys_before = int(harness.redis_cli(redis_port, "DBSIZE"))
+        result = load.run(server, tok, tasks, what=f"redis {form}")
+        after = redis_info(redis_port, "used_memory")
+        keys_after = int(harness.redis_cli(redis_port, "DBSIZE"))
+        for message_id in Load.message_ids(result):
+            task = server.send(tok, message_id)
+            if server.get(tok, task["id"]) is None:
+                raise RuntimeError(f"the task of {message_id} is not in Redis")
+        return {"tasks": tasks, "form": form, "used_before": before, "used_after": after,
+                "per_task": (after - before) / tasks,
+                "keys_per_task": (keys_after - keys_before) / tasks,
+                "rate": tasks / result["seconds"]}
+    finally:
+        if server:
+            server.stop()
+        redis.terminate()
+        redis.wait(timeout=15)
+
+
+def redis_lines(redis):
+    """The report's part on Redis: bytes and keys per task in each form."""
+    lines = ["", "## Redis: `used_memory` per task", "",
+             "Server: Redis store and limiter (`A2A__LIMITS__BACKEND=redis`), a `redis-server` of "
+             "its own (no persistence); `used_memory` and `DBSIZE` before and after the sends, "
+             "the first and the last task read back.", "",
+             "| writes | tasks | `used_memory` per task | keys per task | 1,000,000 tasks |",
+             "|---|---:|---:|---:|---:|"]
+    for run in redis:
+        lines.append(f"| {run['form']} | {run['tasks']:,} | {run['per_task']:,.0f} B "
+                     f"| {run['keys_per_task']:.2f} | {run['per_task'] * 1e6 / 1e9:,.2f} GB |")
+    return lines
+
+
 def flat(binary, workdir, load, tok, requests, cap):
     log(f"memory: {requests:,} requests with the cache capped at {cap:,} tasks")
     server = Server(binary, workdir, "flat", cap)
@@ -502,6 +561,8 @@ def main():
     parser.add_argument("--tasks", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=5_000_000)
     parser.add_argument("--cap", type=int, default=100_000)
+    parser.add_argument("--redis-tasks", type=int, default=0,
+                        help="tasks saved in Redis, raw then compressed (0: no Redis run)")
     parser.add_argument("--warmup", type=int, default=5_000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
@@ -524,14 +585,22 @@ def main():
         if two["full"]:
             log(f"  RSS at full {mib(two['full']['rss'])} MiB, final {mib(two['rss_final'])} MiB "
                 f"({two['full']['growth_share'] * 100:+.1f} % after full)")
+    redis = [redis_footprint(args.server, workdir, load, tok, args.redis_tasks, compressed)
+             for compressed in (False, True)] if args.redis_tasks > 0 else []
+    for run in redis:
+        log(f"  Redis, {run['form']}: {run['per_task']:,.0f} bytes and "
+            f"{run['keys_per_task']:.2f} keys per task")
     finished = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M")
     settings = {"threads": args.threads, "connections": args.connections}
     text = markdown(info, started, finished, one, two, settings)
+    if redis:
+        text += "\n".join(redis_lines(redis)) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as out:
         out.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as out:
-        json.dump({"machine": info, "footprint": one, "flat": two}, out, indent=1)
+        json.dump({"machine": info, "footprint": one, "flat": two, "redis": redis}, out,
+                  indent=1)
     shutil.rmtree(workdir, ignore_errors=True)
     print(text)
 
