@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use magisterium_a2a::auth::Plan;
+use magisterium_a2a::config::Settings;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -228,12 +229,7 @@ async fn overload_is_shed_quickly() {
 /// call over the cap is refused at once as a `google.rpc.Status`.
 #[tokio::test]
 async fn calls_of_the_http_json_binding_hold_the_same_share_of_the_slots() {
-    let app = spawn_app(|s| {
-        s.server.max_in_flight = 3;
-        s.server.max_in_flight_per_user = 2;
-        s.server.body_read_timeout_secs = 10;
-    })
-    .await;
+    let app = spawn_app(two_slots_a_user).await;
     let trickler = app.token("rest-trickler", Plan::Enterprise);
     let send = "/api/v1/a2a/rest/message:send";
     let mut held = vec![
@@ -261,6 +257,13 @@ async fn calls_of_the_http_json_binding_hold_the_same_share_of_the_slots() {
     drop(one_more);
 }
 
+/// Three slots in all, two a user, and bodies that may take ten seconds.
+fn two_slots_a_user(settings: &mut Settings) {
+    settings.server.max_in_flight = 3;
+    settings.server.max_in_flight_per_user = 2;
+    settings.server.body_read_timeout_secs = 10;
+}
+
 /// Opens a call of `token` whose body never arrives: its head, then the first bytes of a
 /// 500-byte body.
 async fn trickled_call(base: &str, token: &str) -> TcpStream {
@@ -282,12 +285,7 @@ async fn trickled_call_to(base: &str, path: &str, token: &str) -> TcpStream {
 /// naming the cap), and another user is still served.
 #[tokio::test]
 async fn one_user_trickling_bodies_holds_at_most_its_share_of_the_slots() {
-    let app = spawn_app(|s| {
-        s.server.max_in_flight = 3;
-        s.server.max_in_flight_per_user = 2;
-        s.server.body_read_timeout_secs = 10;
-    })
-    .await;
+    let app = spawn_app(two_slots_a_user).await;
     let trickler = app.token("trickler", Plan::Enterprise);
     let mut held = Vec::new();
     for _ in 0..2 {

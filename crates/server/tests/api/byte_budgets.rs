@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
-use crate::helpers::{RedisServer, TestApp, call, send_body, spawn_app, uuid, with_redis};
+use crate::helpers::{
+    RedisServer, TestApp, call, send_body, spawn_app, sse_events, uuid, with_redis,
+};
 use crate::streaming::events;
 
 /// Text that makes the echo skill's task about three times its length as JSON (the message,
@@ -452,11 +454,7 @@ async fn open_streams_of_the_http_json_binding_are_capped_in_bytes_too() {
         .await
         .expect("the refused stream ends")
         .unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| serde_json::from_str(data.trim()).unwrap())
-        .collect();
+    let events = sse_events(&text);
     let last = events.last().expect("an event");
     assert!(last.get("jsonrpc").is_none(), "{text}");
     assert_eq!(last["error"]["status"], "RESOURCE_EXHAUSTED", "{text}");

@@ -267,6 +267,14 @@ pub async fn reply(request: reqwest::RequestBuilder) -> Reply {
     into_reply(request.send().await.expect("request")).await
 }
 
+/// The events of a Server-Sent Events body, each `data:` line read as JSON.
+pub fn sse_events(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| serde_json::from_str(data.trim()).expect("each event is JSON"))
+        .collect()
+}
+
 /// The answer as JSON; a stream of one event (a streaming method's failure) as that event.
 async fn into_reply(response: reqwest::Response) -> Reply {
     let status = response.status();

@@ -9,7 +9,7 @@ use magisterium_a2a::auth::Plan;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{RedisServer, Reply, TestApp, reply, spawn_app, uuid, with_redis};
+use crate::helpers::{RedisServer, Reply, TestApp, reply, spawn_app, sse_events, uuid, with_redis};
 use crate::push::{Answer, Receiver};
 use crate::push_methods::{push_app, working_task};
 
@@ -716,11 +716,7 @@ async fn streams_and_subscriptions_send_1_0_stream_responses() {
         .await
         .expect("the stream ends after the final status")
         .unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| serde_json::from_str(data.trim()).unwrap())
-        .collect();
+    let events = sse_events(&text);
     assert!(events.len() >= 2, "{text}");
     assert!(
         events.iter().all(|e| e.get("jsonrpc").is_none()),

@@ -7,7 +7,9 @@ use std::time::Duration;
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{RedisServer, TestApp, call, reply, send_body, spawn_app, uuid, with_redis};
+use crate::helpers::{
+    RedisServer, TestApp, call, reply, send_body, spawn_app, sse_events, uuid, with_redis,
+};
 
 /// POSTs a call and reads its whole answer: the status, the content type and, for an event
 /// stream, every event's JSON (keep-alive comments left out).
@@ -32,10 +34,7 @@ pub async fn events(app: &TestApp, token: &str, body: &Value) -> (u16, String, V
         .expect("the stream ends")
         .expect("body");
     let parsed = if content_type.starts_with("text/event-stream") {
-        text.lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(|data| serde_json::from_str(data.trim()).expect("each event is JSON"))
-            .collect()
+        sse_events(&text)
     } else {
         vec![serde_json::from_str(&text).expect("a JSON answer")]
     };
@@ -420,11 +419,7 @@ async fn resubscribe_across(a: &TestApp, b: &TestApp, method: &str) {
         .await
         .expect("the stream ends after the cancel")
         .unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap())
-        .collect();
+    let events = sse_events(&text);
     assert!(events.iter().all(|e| e["id"] == "sub-1"), "{events:?}");
     let last = &events.last().expect("events")["result"];
     match method {
