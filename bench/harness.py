@@ -34,6 +34,11 @@ LUA = os.path.join(ROOT, "bench", "wrk", "rpc.lua")
 RPC_PATH = "/api/v1/a2a"
 REST_PATH = RPC_PATH + "/rest"
 HALF_PEAK_DELAY_MS = 2
+# The HTTP/2 client's connections and calls in flight on each: 64 in flight, as wrk's 64
+# connections.
+H2_CONNECTIONS = 8
+H2_STREAMS = 8
+H2_BINDINGS = ("jsonrpc", "rest", "grpc")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 HS256_SECRET = "bench-secret-" + "x" * 40
 LOAD_USER = "bench-load"
@@ -219,6 +224,26 @@ class Wrk:
             "wrk", "-t", str(min(self.threads, connections)), "-c", str(connections),
             "-d", f"{duration or self.duration}s", "--timeout", "5s", "-s", LUA, url,
         ]
+        result = self.measured(args, env, pids, f"{mode} on {url}", tolerate)
+        result["connections"] = connections
+        return result
+
+    def run_h2(self, h2_client, base, pids, binding, operation, token, task_id=""):
+        """One run of the HTTP/2 client (`bench/bindings`) on one binding, every answer checked
+        by the client: `H2_CONNECTIONS` connections with `H2_STREAMS` calls in flight each."""
+        self.runs += 1
+        args = [h2_client, "--base", base, "--token", token, "--binding", binding,
+                "--operation", operation, "--task-id", task_id,
+                "--connections", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS),
+                "--seconds", str(self.duration),
+                "--prefix", f"h{self.runs}-{uuid.uuid4().hex[:8]}"]
+        result = self.measured(args, dict(os.environ), pids, f"{binding} {operation}", 0)
+        result["connections"] = H2_CONNECTIONS
+        return result
+
+    def measured(self, args, env, pids, what, tolerate):
+        """Runs a load client, watched, and reads its result line; the server's CPU per request
+        from `pids`. More than `tolerate` wrong answers fail the run."""
         watched = self.watch.start()
         before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         output = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
@@ -226,17 +251,18 @@ class Wrk:
         load, disturbance = self.watch.stop(watched)
         line = next((l for l in output.splitlines() if l.startswith("BENCH_RESULT ")), None)
         if line is None:
-            raise RuntimeError(f"wrk printed no result: {output}")
+            raise RuntimeError(f"{args[0]} printed no result: {output}")
         result = json.loads(line[len("BENCH_RESULT "):])
         if result["wrong"] > tolerate:
-            raise RuntimeError(f"{result['wrong']:,} of {result['requests']:,} answers of {mode} "
-                               f"on {url} were not {expect}s")
+            raise RuntimeError(f"{result['wrong']:,} of {result['requests'] + result['wrong']:,} "
+                               f"answers of {what} were wrong")
         requests = max(result["requests"], 1)
         result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
         result["cpu_us"] = {
             name: (after[name] - before[name]) * 1e6 / requests for name in pids
         }
-        result["connections"] = connections
+        result.setdefault("status_errors", 0)
+        result.setdefault("socket_errors", 0)
         result["load"] = load
         result["disturbance"] = disturbance
         return result
@@ -635,6 +661,14 @@ RATIO_TARGETS = [
      "ours_memory_hs256_rest_send", "ours_memory_hs256_send1", 0.90, "within 10 %"),
     ("HTTP+JSON `GetTask` vs JSON-RPC `GetTask` (1.0, memory)",
      "ours_memory_hs256_rest_get", "ours_memory_hs256_get1", 0.90, "within 10 %"),
+    ("HTTP/2: HTTP+JSON `SendMessage` vs JSON-RPC `SendMessage`",
+     "ours_memory_hs256_h2_rest_send", "ours_memory_hs256_h2_jsonrpc_send", 0.90, "within 10 %"),
+    ("HTTP/2: HTTP+JSON `GetTask` vs JSON-RPC `GetTask`",
+     "ours_memory_hs256_h2_rest_get", "ours_memory_hs256_h2_jsonrpc_get", 0.90, "within 10 %"),
+    ("HTTP/2: gRPC `SendMessage` vs JSON-RPC `SendMessage`",
+     "ours_memory_hs256_h2_grpc_send", "ours_memory_hs256_h2_jsonrpc_send", 0.90, "within 10 %"),
+    ("HTTP/2: gRPC `GetTask` vs JSON-RPC `GetTask`",
+     "ours_memory_hs256_h2_grpc_get", "ours_memory_hs256_h2_jsonrpc_get", 1.0, "≥ 100 %"),
     ("`message/send` vs Python SDK", "ours_memory_hs256_send", "python_send", 40, "≥ 40×"),
     ("`message/send` vs JS SDK", "ours_memory_hs256_send", "js_send", 12, "≥ 12×"),
 ]
@@ -690,6 +724,7 @@ class Ours:
                  name=None, extra_env=None, threading=None, bindings=False):
         self.store, self.auth, self.threading = store, auth, threading
         self.bindings = bindings
+        self.h2_client = args.h2_client if bindings else None
         self.name = name or f"{store}_{auth}" + (f"_{threading}" if threading else "")
         port = free_port()
         env = our_env(port, store, auth, redis["port"], jwks_url, workdir)
@@ -776,6 +811,19 @@ class Ours:
                 task_id = self.fresh_task() if task_id else ""
                 report.add(f"{key}_{mode}", f"{label}: {what}",
                            wrk.run(url, self.pids, mode, token["load"], task_id), floor)
+            if self.h2_client:
+                self.measure_h2(wrk, report, key, label)
+
+    def measure_h2(self, wrk, report, key, label):
+        """The three bindings on the 1.0 wire under one HTTP/2 client (`bench/bindings`)."""
+        for operation in ("send", "get"):
+            for binding in H2_BINDINGS:
+                task_id = self.fresh_task() if operation == "get" else ""
+                report.add(f"{key}_h2_{binding}_{operation}",
+                           f"{label}: HTTP/2 {binding} {operation}",
+                           wrk.run_h2(self.h2_client, self.base, self.pids, binding, operation,
+                                      self.token["load"], task_id),
+                           f"floor_h2_{operation}")
 
 
 class Steady(Ours):
@@ -809,6 +857,7 @@ class Floor:
     """The floor server (bench/floor) fed our server's answer as its template."""
 
     def __init__(self, processes, wrk, args, template_path, token):
+        self.h2_client = args.h2_client
         port = free_port()
         self.process = processes.start(
             "floor", [args.floor, "--bind", f"127.0.0.1:{port}", "--template", template_path],
@@ -830,6 +879,11 @@ class Floor:
                    wrk.run(f"{self.base}/json", self.pids, "get", self.token, "task-id"))
         report.add("floor_fixed_send", "floor (b) fixed body",
                    wrk.run(f"{self.base}/fixed", self.pids, "send", self.token))
+        if self.h2_client:
+            for operation in ("send", "get"):
+                report.add(f"floor_h2_{operation}", f"floor (a) JSON over HTTP/2: {operation}",
+                           wrk.run_h2(self.h2_client, self.base, self.pids, "floor", operation,
+                                      self.token, "task-id"))
 
 
 class Peer:
@@ -879,6 +933,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--server", required=True, help="the release magisterium-a2a binary")
     parser.add_argument("--floor", required=True, help="the bench-floor binary")
+    parser.add_argument("--h2-client", help="the bench-bindings binary: the three bindings "
+                        "under one HTTP/2 client")
     parser.add_argument("--python", help="python of the venv holding a2a-sdk 0.3.26")
     parser.add_argument("--js-dir", help="folder holding node_modules with @a2a-js/sdk 0.3.14")
     parser.add_argument("--duration", type=int, default=5)
