@@ -228,14 +228,15 @@ class Wrk:
         result["connections"] = connections
         return result
 
-    def run_h2(self, h2_client, base, pids, binding, operation, token, task_id=""):
+    def run_h2(self, h2_client, base, pids, binding, operation, token, task_id="",
+               duration=None):
         """One run of the HTTP/2 client (`bench/bindings`) on one binding, every answer checked
         by the client: `H2_CONNECTIONS` connections with `H2_STREAMS` calls in flight each."""
         self.runs += 1
         args = [h2_client, "--base", base, "--token", token, "--binding", binding,
                 "--operation", operation, "--task-id", task_id,
                 "--connections", str(H2_CONNECTIONS), "--streams", str(H2_STREAMS),
-                "--seconds", str(self.duration),
+                "--seconds", str(duration or self.duration),
                 "--prefix", f"h{self.runs}-{uuid.uuid4().hex[:8]}"]
         result = self.measured(args, dict(os.environ), pids, f"{binding} {operation}", 0)
         result["connections"] = H2_CONNECTIONS
@@ -669,6 +670,8 @@ RATIO_TARGETS = [
      "ours_memory_hs256_h2_grpc_send", "ours_memory_hs256_h2_jsonrpc_send", 0.90, "within 10 %"),
     ("HTTP/2: gRPC `GetTask` vs JSON-RPC `GetTask`",
      "ours_memory_hs256_h2_grpc_get", "ours_memory_hs256_h2_jsonrpc_get", 1.0, "≥ 100 %"),
+    ("HTTP/2: gRPC `SendMessage` vs the Python SDK's gRPC server",
+     "ours_memory_hs256_h2_grpc_send", "python_grpc_send", 10, "≥ 10×"),
     ("`message/send` vs Python SDK", "ours_memory_hs256_send", "python_send", 40, "≥ 40×"),
     ("`message/send` vs JS SDK", "ours_memory_hs256_send", "js_send", 12, "≥ 12×"),
 ]
@@ -908,6 +911,27 @@ class Peer:
                    "floor_json_get")
 
 
+class GrpcPeer:
+    """The A2A SDK's gRPC server (`bench/peers/python_grpc_server.py`) under the HTTP/2 client:
+    `SendMessage` as our gRPC binding answers it."""
+
+    def __init__(self, processes, wrk, python, h2_client):
+        port = free_port()
+        self.h2_client = h2_client
+        self.process = processes.start(
+            "python-grpc-peer", [python, os.path.join(ROOT, "bench", "peers",
+                                                      "python_grpc_server.py"), str(port)],
+            port)
+        self.base = f"http://127.0.0.1:{port}"
+        self.pids = {"server": self.process.pid}
+        wrk.run_h2(h2_client, self.base, self.pids, "grpc", "send", "", duration=2)  # warm-up
+
+    def measure(self, wrk, report):
+        report.add("python_grpc_send", "Python a2a-sdk 1.3.0 gRPC: SendMessage",
+                   wrk.run_h2(self.h2_client, self.base, self.pids, "grpc", "send", ""),
+                   "floor_h2_send")
+
+
 def half_peak(wrk, url, pids, token, peak):
     """Latency at half of the peak rate: each connection pauses a fixed 2 ms between requests,
     with as many connections as that rate needs (adjusted once from the rate reached)."""
@@ -936,6 +960,7 @@ def main():
     parser.add_argument("--h2-client", help="the bench-bindings binary: the three bindings "
                         "under one HTTP/2 client")
     parser.add_argument("--python", help="python of the venv holding a2a-sdk 0.3.26")
+    parser.add_argument("--python-grpc", help="python of the venv holding a2a-sdk[grpc] 1.3.0")
     parser.add_argument("--js-dir", help="folder holding node_modules with @a2a-js/sdk 0.3.14")
     parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
@@ -1013,6 +1038,8 @@ def main():
             peers.append(Peer(processes, wrk, "python", "Python a2a-sdk 0.3.26",
                               [args.python, os.path.join(ROOT, "bench", "peers",
                                                          "python_server.py")], load_token))
+        if args.python_grpc and args.h2_client:
+            peers.append(GrpcPeer(processes, wrk, args.python_grpc, args.h2_client))
         if args.js_dir:
             js_dir = os.path.abspath(args.js_dir)
             script = os.path.join(js_dir, "js_server.mjs")
