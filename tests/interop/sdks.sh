@@ -6,13 +6,13 @@ PY_SDK_03=0.3.26
 JS_SDK_1=1.3.0
 JS_SDK_03=0.3.14
 
-install_py() { # folder version
-    local dir="$CACHE/$1"
-    if [ -f "$dir/.installed-$2" ]; then return 0; fi
+install_py() { # folder version [extras, e.g. "[grpc]"]
+    local dir="$CACHE/$1" extras=${3:-}
+    if [ -f "$dir/.installed-$2$extras" ]; then return 0; fi
     rm -rf "$dir"
     python3 -m venv "$dir" &&
-        "$dir/bin/pip" install -q --disable-pip-version-check "a2a-sdk==$2" httpx >"$CACHE/$1.log" 2>&1 &&
-        touch "$dir/.installed-$2"
+        "$dir/bin/pip" install -q --disable-pip-version-check "a2a-sdk$extras==$2" httpx >"$CACHE/$1.log" 2>&1 &&
+        touch "$dir/.installed-$2$extras"
 }
 
 install_js() { # folder version
