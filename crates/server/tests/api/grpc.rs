@@ -462,6 +462,7 @@ async fn every_refusal_has_its_status_and_error_info() {
         .await;
     assert_eq!(answer.expect_err("refused").code(), Code::Unimplemented);
     let (other_service, _) = request(&get, Some(&token), json!({"id": "t"}), &[]);
+    grpc.ready().await.unwrap();
     let answer = grpc
         .unary(
             other_service,
