@@ -345,10 +345,10 @@ async def grpc_errors(c):
 
 def retry_info(error):
     """The seconds of the RetryInfo in a gRPC error's status details (0 when none)."""
+    from a2a.utils.grpc_status import status_from_call
     from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
 
-    status = rpc_status.from_call(error.__cause__)
+    status = status_from_call(error.__cause__)
     for detail in status.details if status else []:
         if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
             info = error_details_pb2.RetryInfo()

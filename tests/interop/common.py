@@ -183,16 +183,18 @@ def grpc_channel(target):
         if streaming:
             streams.append({"method": name, "id": None, "event_ids": [], "rest": False, "grpc": True})
 
-    class Recorder(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
+    # The channel files an interceptor under its first kind only: one class per kind.
+    class Unary(grpc.aio.UnaryUnaryClientInterceptor):
         async def intercept_unary_unary(self, continuation, details, request):
             note(details, False)
             return await continuation(details, request)
 
+    class Streaming(grpc.aio.UnaryStreamClientInterceptor):
         async def intercept_unary_stream(self, continuation, details, request):
             note(details, True)
             return await continuation(details, request)
 
-    return grpc.aio.insecure_channel(target, interceptors=[Recorder()])
+    return grpc.aio.insecure_channel(target, interceptors=[Unary(), Streaming()])
 
 
 async def resolve(card_path):
