@@ -73,29 +73,39 @@ pub fn agent_card(
             })
             .collect(),
         supports_authenticated_extended_card: true,
-        supported_interfaces: vec![
-            AgentInterface {
-                url: format!("{base_url}{RPC_PATH}"),
-                protocol_binding: "JSONRPC".into(),
-                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
-            },
-            AgentInterface {
-                url: format!("{base_url}{RPC_PATH}"),
-                protocol_binding: "JSONRPC".into(),
-                protocol_version: settings.agent.protocol_version.clone(),
-            },
-            AgentInterface {
-                url: format!("{base_url}{}", paths::REST_PATH),
-                protocol_binding: REST_BINDING.into(),
-                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
-            },
-            AgentInterface {
-                url: grpc_target.to_string(),
-                protocol_binding: GRPC_BINDING.into(),
-                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
-            },
-        ],
+        supported_interfaces: supported_interfaces(settings, base_url, grpc_target),
     }
+}
+
+/// Where the agent is served, each binding and version once: JSON-RPC (1.0 first, the preferred
+/// interface, then the card's 0.3 version), HTTP+JSON and gRPC (1.0).
+fn supported_interfaces(
+    settings: &Settings,
+    base_url: &str,
+    grpc_target: &str,
+) -> Vec<AgentInterface> {
+    vec![
+        AgentInterface {
+            url: format!("{base_url}{RPC_PATH}"),
+            protocol_binding: "JSONRPC".into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+        AgentInterface {
+            url: format!("{base_url}{RPC_PATH}"),
+            protocol_binding: "JSONRPC".into(),
+            protocol_version: settings.agent.protocol_version.clone(),
+        },
+        AgentInterface {
+            url: format!("{base_url}{}", paths::REST_PATH),
+            protocol_binding: REST_BINDING.into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+        AgentInterface {
+            url: grpc_target.to_string(),
+            protocol_binding: GRPC_BINDING.into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+    ]
 }
 
 /// The `protocolBinding` of the HTTP+JSON interface, as A2A 1.0 names it.

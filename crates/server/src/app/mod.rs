@@ -334,11 +334,7 @@ impl Application {
         install_tls_provider();
         let (listener, local) = bind(&settings).await?;
         let base_url = settings.public_base_url(local);
-        let grpc_listener = bind_grpc(&settings).await?;
-        let grpc_target = settings.grpc.public_target.clone().unwrap_or_else(|| {
-            let port = grpc_listener.as_ref().map(|(_, bound)| bound.port());
-            documents::grpc_target(&base_url, port)
-        });
+        let (grpc_listener, grpc_target) = bind_grpc(&settings, &base_url).await?;
 
         let authenticator = authenticator(&settings).await?;
 
@@ -382,11 +378,7 @@ impl Application {
             },
             push: Arc::clone(&push),
         });
-        let guard = Arc::new(Guard::new(
-            settings.server.max_in_flight,
-            settings.server.failed_auth_per_minute_per_ip,
-            settings.trusted_proxies()?,
-        ));
+        let guard = guard(&settings)?;
         let router = router::router(
             state,
             router::OuterLayers {
@@ -397,7 +389,7 @@ impl Application {
         );
         Ok(Application {
             listener,
-            grpc_listener: grpc_listener.map(|(listener, _)| listener),
+            grpc_listener,
             router,
             guard,
             connection_limits: connection_limits(&settings),
@@ -541,10 +533,31 @@ fn pipeline(
     }
 }
 
-/// The gRPC binding's own listener, when `grpc.bind` configures one, and its address.
-async fn bind_grpc(settings: &Settings) -> Result<Option<(TcpListener, SocketAddr)>, StartupError> {
+/// The edge's guard: load shedding and the failed-token budget.
+fn guard(settings: &Settings) -> Result<Arc<Guard>, StartupError> {
+    Ok(Arc::new(Guard::new(
+        settings.server.max_in_flight,
+        settings.server.failed_auth_per_minute_per_ip,
+        settings.trusted_proxies()?,
+    )))
+}
+
+/// The gRPC binding's own listener, when `grpc.bind` configures one, and the target the card
+/// names for the binding (`grpc.public_target`, else the public URL's host with the port of
+/// that listener, or of the URL).
+async fn bind_grpc(
+    settings: &Settings,
+    base_url: &str,
+) -> Result<(Option<TcpListener>, String), StartupError> {
+    let target = |port| {
+        settings
+            .grpc
+            .public_target
+            .clone()
+            .unwrap_or_else(|| documents::grpc_target(base_url, port))
+    };
     let Some(bind) = settings.grpc.bind_addr()? else {
-        return Ok(None);
+        return Ok((None, target(None)));
     };
     let listener = TcpListener::bind(bind)
         .await
@@ -556,7 +569,7 @@ async fn bind_grpc(settings: &Settings) -> Result<Option<(TcpListener, SocketAdd
         context: "reading the gRPC listener's address".into(),
         source,
     })?;
-    Ok(Some((listener, local)))
+    Ok((Some(listener), target(Some(local.port()))))
 }
 
 /// The listener on the configured address, and the address it is bound to.
