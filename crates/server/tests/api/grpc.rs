@@ -431,6 +431,20 @@ async fn every_refusal_has_its_status_and_error_info() {
     .await;
     assert_error(skill, Code::InvalidArgument, "SKILL_NOT_FOUND");
 
+    // A message over `server.max_body_bytes` is refused by tonic's reader before anything runs.
+    let huge = "x".repeat(app.settings.server.max_body_bytes + 1);
+    let too_big = call(
+        &channel,
+        Some(&token),
+        "SendMessage",
+        message("test_echo", &huge),
+        &[],
+    )
+    .await;
+    let status = too_big.expect_err("refused");
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+    assert!(status.message().contains("too large"), "{status:?}");
+
     // A finished task takes no new subscription (A2A 1.0 §10.4.6).
     let sent = ok(
         &channel,
