@@ -2,7 +2,8 @@
 //! rate limits, and task stores in memory or Redis, wired to the skills of the `skills` crate.
 //!
 //! Layers, top first (docs/architecture.md; the module test enforces them): start-up
-//! ([`app`], [`cli`]) → [`bindings`] (JSON-RPC: envelope, method table, answers) → the call
+//! ([`app`], [`cli`]) → [`bindings`] (JSON-RPC: envelope, method table, answers; HTTP+JSON;
+//! gRPC) → the call
 //! pipeline every binding runs (`pipeline`: token, plan, slot, the call) and the conformance
 //! kit's one hook on it ([`conformance`]) → the edge (`edge`: accept loop, deadlines, guard,
 //! loopback) → the core ([`service`], [`runtime`], [`store`], [`push`], [`limits`], [`auth`],
