@@ -2,9 +2,11 @@
 
 The bearer token goes through the SDK's documented AuthInterceptor, which reads the card's
 securitySchemes. Env: A2A_BASE, A2A_TOKEN_PRO, A2A_TOKEN_FREE, A2A_TOKEN_LIMITED, and
-A2A_BINDING: `jsonrpc` (default: the SDK's default settings, which speak JSON-RPC) or
+A2A_BINDING: `jsonrpc` (default: the SDK's default settings, which speak JSON-RPC),
 `http+json` (ClientConfig offers HTTP+JSON first, then JSON-RPC, with the client's preference
-over the card's order), which also lists tasks and meets the errors only that binding can show.
+over the card's order), which also lists tasks and meets the errors only that binding can show,
+or `grpc` (ClientConfig offers gRPC alone, with a plain-text channel to the card's target), which
+lists tasks and calls every push-config RPC too.
 Prints `PASS <check>`, `FAIL <check>: <why>` and `SEEN <case>: <what the caller got>`.
 """
 
@@ -28,6 +30,7 @@ from common import (
     resolve,
     streams,
 )
+from common import BASE_TARGET
 from a2a.client import ClientConfig, create_client
 from a2a.client.auth.interceptor import AuthInterceptor
 from a2a.types import (
@@ -54,17 +57,22 @@ TERMINAL = {
 }
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 QUESTION = SKILLS["catholic_qa"]
-REST = os.environ.get("A2A_BINDING", "jsonrpc") == "http+json"
+BINDING = os.environ.get("A2A_BINDING", "jsonrpc")
+REST = BINDING == "http+json"
+GRPC = BINDING == "grpc"
 # The settings that select the HTTP+JSON binding: offered first, with the client's preference
 # over the card's order (which lists JSON-RPC first).
 REST_SETTINGS = {"supported_protocol_bindings": ["HTTP+JSON", "JSONRPC"], "use_client_preference": True}
+# The settings that select the gRPC binding: offered alone, over a plain-text channel to the
+# `host:port` the card names (each call recorded, as the HTTP taps record the others).
+GRPC_SETTINGS = {"supported_protocol_bindings": ["GRPC"], "grpc_channel_factory": common.grpc_channel}
 # A tenant the server does not serve: the SDK puts it in front of the resource path.
 TENANT = "no-such-tenant"
 
 
 async def client(token, card_path="/.well-known/agent-card.json", streaming=False, polling=False, settings=None):
     if settings is None:
-        settings = REST_SETTINGS if REST else {}
+        settings = REST_SETTINGS if REST else GRPC_SETTINGS if GRPC else {}
     config = ClientConfig(httpx_client=http(), streaming=streaming, polling=polling, **settings)
     return await create_client(
         await resolve(card_path),
@@ -205,7 +213,7 @@ async def push(pro):
             f"{config}",
         )
         await check_push("push config created", receiver, sent.task.id, token)
-        if REST:
+        if REST or GRPC:
             await push_configs(polling, config)
     except Exception:  # noqa: BLE001
         report("push config created", False, failure_detail())
@@ -309,6 +317,46 @@ async def rest_errors(c):
     )
 
 
+async def grpc_binding(pro):
+    """gRPC offered alone: the SDK's gRPC transport on the card's `host:port` target."""
+    try:
+        got = transport_of(await client(pro))
+        target = BASE_TARGET
+        report("binding: gRPC offered", got[0] == "GrpcTransport", f"got {got}, the card names {target}")
+    except Exception:  # noqa: BLE001
+        report("binding: gRPC offered", False, failure_detail())
+
+
+async def grpc_errors(c):
+    """The errors only a gRPC client meets through the SDK's calls: bad params and a file part,
+    each as its status with the A2A ErrorInfo."""
+    await expect_error(
+        "bad params (a message without parts)",
+        lambda: send(c, "saints_of_the_day", "", parts=[]),
+        "InvalidParamsError",
+        lambda e: "parts" in str(e),
+    )
+    await expect_error(
+        "file part",
+        lambda: send(c, "saints_of_the_day", "", parts=[Part(url="https://example.org/a.pdf", media_type="application/pdf")]),
+        "ContentTypeNotSupportedError",
+    )
+
+
+def retry_info(error):
+    """The seconds of the RetryInfo in a gRPC error's status details (0 when none)."""
+    from a2a.utils.grpc_status import status_from_call
+    from google.rpc import error_details_pb2
+
+    status = status_from_call(error.__cause__)
+    for detail in status.details if status else []:
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return info.retry_delay.seconds
+    return 0
+
+
 async def first_task(responses):
     async for response in responses:
         return response
@@ -386,7 +434,15 @@ async def main():
         lambda: c.get_task(GetTaskRequest(id=str(uuid.uuid4()))),
         "TaskNotFoundError",
     )
-    if REST:
+    if GRPC:
+        # SKILL_NOT_FOUND is not a reason the SDK knows: it raises a gRPC error with the status.
+        await expect_error(
+            "unknown skill",
+            lambda: send(c, "no_such_skill", "hello"),
+            "A2AClientError",
+            lambda e: "INVALID_ARGUMENT" in str(e) and "saints_of_the_day" in str(e),
+        )
+    elif REST:
         # SKILL_NOT_FOUND is not a reason the SDK knows: it raises an HTTP error, with the
         # google.rpc.Status on the cause's response.
         await expect_error(
@@ -406,6 +462,10 @@ async def main():
         await bindings(pro)
         await list_tasks(c, done)
         await rest_errors(c)
+    if GRPC:
+        await grpc_binding(pro)
+        await list_tasks(c, done)
+        await grpc_errors(c)
     await lifecycle(pro)
     await push(pro)
     free = await client(os.environ["A2A_TOKEN_FREE"])
@@ -413,7 +473,7 @@ async def main():
         "free plan",
         lambda: send(free, "saints_of_the_day", "today"),
         "A2AClientError",
-        lambda e: "403" in str(e),
+        lambda e: ("PERMISSION_DENIED" if GRPC else "403") in str(e),
     )
     limited = await client(os.environ["A2A_TOKEN_LIMITED"])
     try:
@@ -425,15 +485,18 @@ async def main():
         "rate limit exhausted",
         lambda: send(limited, "saints_of_the_day", "today"),
         "A2AClientError",
-        # On HTTP+JSON the wait is on the cause's response too, as Retry-After.
-        lambda e: "429" in str(e) and (not REST or e.__cause__.response.headers.get("retry-after", "").isdigit()),
+        # On HTTP+JSON the wait is on the cause's response too, as Retry-After; on gRPC in the
+        # status's RetryInfo.
+        lambda e: retry_info(e) > 0
+        if GRPC
+        else "429" in str(e) and (not REST or e.__cause__.response.headers.get("retry-after", "").isdigit()),
     )
     anonymous = await client("not-a-valid-token")
     await expect_error(
         "invalid token",
         lambda: send(anonymous, "saints_of_the_day", "today"),
         "A2AClientError",
-        lambda e: "401" in str(e),
+        lambda e: ("UNAUTHENTICATED" if GRPC else "401") in str(e),
     )
     methods = {method for method, _ in calls}
     versions = {version for _, version in calls}
@@ -445,6 +508,13 @@ async def main():
         "CancelTask",
         "CreateTaskPushNotificationConfig",
     }
+    if GRPC:
+        expected |= {
+            "ListTasks",
+            "GetTaskPushNotificationConfig",
+            "ListTaskPushNotificationConfigs",
+            "DeleteTaskPushNotificationConfig",
+        }
     if REST:
         # Every call went to a resource URL of the binding (common.record names them); the
         # binding checks created JSON-RPC clients but called nothing through them.
@@ -456,8 +526,8 @@ async def main():
             "REST DELETE /tasks/{task}/pushNotificationConfigs/{config}",
         }
     report(
-        "HTTP+JSON binding, 1.0" if REST else "1.0 wire",
-        methods == expected and versions == {"1.0"} and common.bindings == {"http+json" if REST else "jsonrpc"},
+        "HTTP+JSON binding, 1.0" if REST else "gRPC binding, 1.0" if GRPC else "1.0 wire",
+        methods == expected and versions == {"1.0"} and common.bindings == {BINDING},
         f"methods {methods}, A2A-Version {versions}, bindings {common.bindings}",
     )
 

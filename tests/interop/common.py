@@ -19,6 +19,8 @@ from a2a.client import A2ACardResolver
 from a2a.client.auth.credentials import CredentialService
 
 BASE = os.environ["A2A_BASE"]
+# The `host:port` a gRPC channel dials for the server, as the card names it.
+BASE_TARGET = BASE.split("://", 1)[-1].rstrip("/")
 SKILLS = {
     "catholic_qa": "What does the Church teach about grace?",
     "document_search": "grace",
@@ -167,6 +169,34 @@ def http():
     return httpx.AsyncClient(timeout=60, event_hooks={"request": [record]}, transport=Tap())
 
 
+def grpc_channel(target):
+    """A plain-text gRPC channel to `target` whose calls are recorded: each RPC in `calls` under
+    its name with its `a2a-version` metadata, each server-streaming call in `streams`."""
+    import grpc
+
+    def note(details, streaming):
+        method = details.method.decode() if isinstance(details.method, bytes) else details.method
+        name = method.rsplit("/", 1)[-1]
+        version = dict(details.metadata or ()).get("a2a-version")
+        bindings.add("grpc")
+        calls.append((name, version))
+        if streaming:
+            streams.append({"method": name, "id": None, "event_ids": [], "rest": False, "grpc": True})
+
+    # The channel files an interceptor under its first kind only: one class per kind.
+    class Unary(grpc.aio.UnaryUnaryClientInterceptor):
+        async def intercept_unary_unary(self, continuation, details, request):
+            note(details, False)
+            return await continuation(details, request)
+
+    class Streaming(grpc.aio.UnaryStreamClientInterceptor):
+        async def intercept_unary_stream(self, continuation, details, request):
+            note(details, True)
+            return await continuation(details, request)
+
+    return grpc.aio.insecure_channel(target, interceptors=[Unary(), Streaming()])
+
+
 async def resolve(card_path):
     async with http() as h:
         return await A2ACardResolver(h, BASE).get_agent_card(relative_card_path=card_path)
@@ -231,6 +261,10 @@ def check_stream(label, events, artifacts, entry, end_state="completed"):
         and (finals[-1] is None or finals == [False] * (len(finals) - 1) + [True]),
         f"last event {json.dumps(last)}, finals {finals}",
     )
+    if entry is not None and entry.get("grpc"):
+        # Each message of a gRPC stream is a StreamResponse by its type: no envelope to check.
+        report(f"{label}: a server-streaming RPC", entry["method"] in ("SendStreamingMessage", "SubscribeToTask"), f"{entry}")
+        return
     if entry is not None and entry["rest"]:
         report(
             f"{label}: every event a bare StreamResponse",

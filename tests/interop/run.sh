@@ -39,13 +39,15 @@ echo "== SDKs and frameworks (cache: ${CACHE#"$ROOT"/})"
 installing=$(date +%s)
 mkdir -p "$CACHE"
 installs=()
-install_py "py-$PY_SDK_1" "$PY_SDK_1" &
+install_py "py-$PY_SDK_1" "$PY_SDK_1" "[grpc]" &
 installs+=($!)
 install_py "py-$PY_SDK_03" "$PY_SDK_03" &
 installs+=($!)
 install_js "js-$JS_SDK_1" "$JS_SDK_1" &
 installs+=($!)
 install_js "js-$JS_SDK_03" "$JS_SDK_03" &
+installs+=($!)
+install_js "js-$JS_SDK_1-grpc" "$JS_SDK_1" "@grpc/grpc-js@$GRPC_JS" "@bufbuild/protobuf@$BUFBUILD_PROTOBUF" &
 installs+=($!)
 install_py_framework "$ADK_PY_DIR" "google-adk[a2a]==$ADK_PY" "a2a-sdk==$PY_SDK_03" &
 installs+=($!)
@@ -179,6 +181,9 @@ run_client js-0.3.14 node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_03" native03
 # The 1.x SDKs again, set to the HTTP+JSON binding (the same clients, told to prefer it).
 run_client py-1.3.0-rest env A2A_BINDING=http+json "$CACHE/py-$PY_SDK_1/bin/python" "$HERE/client_py_v1.py"
 run_client js-1.3.0-rest node "$HERE/client_js.mjs" "$CACHE/js-$JS_SDK_1" rest
+# The Python 1.x SDK over the gRPC binding, on the card's target (the same port).
+run_client py-1.3.0-grpc env A2A_BINDING=grpc "$CACHE/py-$PY_SDK_1/bin/python" "$HERE/client_py_v1.py"
+run_client js-1.3.0-grpc node "$HERE/client_js_grpc.mjs" "$CACHE/js-$JS_SDK_1-grpc"
 # Each SDK client cancels one working task (checked below); the frameworks cancel none.
 cancelling=$clients
 # The agent frameworks, no language model on their side: each reaches every skill (through the

@@ -118,7 +118,7 @@ impl Metrics {
     }
 
     /// Counts one call and its latency; `method` is the method table's label, `binding` the
-    /// binding's (`jsonrpc`, `http+json`), so a REST call and its JSON-RPC twin share a method
+    /// binding's (`jsonrpc`, `http+json`, `grpc`), so a call and its twins on the other bindings share a method
     /// label and are told apart by their binding.
     pub fn request(
         &self,

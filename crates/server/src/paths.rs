@@ -32,6 +32,17 @@ pub const CONFORMANCE_FINDINGS: &str = "/conformance/findings";
 /// endpoint (with or without a trailing slash), `/agents/{skill_id}/` its base URL (its card at
 /// `{base}.well-known/agent-card.json`).
 pub const SKILL_AGENTS: &str = "/agents";
+/// The gRPC binding's service (A2A 1.0 §10, `a2a.proto`): each RPC is a `POST` to
+/// `/{GRPC_SERVICE}/{Rpc}`, on the same port as HTTP.
+pub const GRPC_SERVICE: &str = "lf.a2a.v1.A2AService";
+
+/// The RPC a path of the gRPC binding's service names (`SendMessage`, …), as the path spells
+/// it; `None` for any other path.
+pub fn grpc_rpc(path: &str) -> Option<&str> {
+    path.strip_prefix('/')?
+        .strip_prefix(GRPC_SERVICE)?
+        .strip_prefix('/')
+}
 
 /// Whether `path` is the HTTP+JSON binding's: the whole agent's or a skill's agent's, its base
 /// or below it.
@@ -65,10 +76,12 @@ pub fn skill_rest(skill_id: &str) -> String {
 /// The segment below a skill's agent where its HTTP+JSON binding is.
 const SKILL_REST: &str = "rest";
 
-/// Whether a request is a call of either binding (a `POST` to a JSON-RPC endpoint, any request
-/// to the HTTP+JSON binding), which the guard and the conformance kit's layer watch.
+/// Whether a request is a call of a binding (a `POST` to a JSON-RPC endpoint or to an RPC of the
+/// gRPC binding's service, any request to the HTTP+JSON binding), which the guard and the
+/// conformance kit's layer watch.
 pub fn is_call(method: &axum::http::Method, path: &str) -> bool {
-    (method == axum::http::Method::POST && is_rpc_endpoint(path)) || is_rest(path)
+    (method == axum::http::Method::POST && (is_rpc_endpoint(path) || grpc_rpc(path).is_some()))
+        || is_rest(path)
 }
 
 /// The endpoint path of the agent of one skill: its card's `url`.

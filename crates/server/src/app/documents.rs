@@ -10,9 +10,15 @@ use crate::conformance;
 use crate::paths::{self, RPC_PATH};
 use crate::service::A2aService;
 
-/// Builds the agent card from the settings and the registered skills. It declares exactly the
-/// authentication that is enforced: none when `auth.mode` is `none`.
-pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> AgentCard {
+/// Builds the agent card from the settings and the registered skills, with `grpc_target` as the
+/// gRPC interface's URL. It declares exactly the authentication that is enforced: none when
+/// `auth.mode` is `none`.
+pub fn agent_card(
+    settings: &Settings,
+    base_url: &str,
+    grpc_target: &str,
+    service: &A2aService,
+) -> AgentCard {
     let (security_schemes, security) = match settings.auth.mode {
         AuthMode::None => (serde_json::Map::new(), Vec::new()),
         AuthMode::Hs256 | AuthMode::Jwks => bearer_security(base_url),
@@ -67,28 +73,61 @@ pub fn agent_card(settings: &Settings, base_url: &str, service: &A2aService) -> 
             })
             .collect(),
         supports_authenticated_extended_card: true,
-        supported_interfaces: vec![
-            AgentInterface {
-                url: format!("{base_url}{RPC_PATH}"),
-                protocol_binding: "JSONRPC".into(),
-                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
-            },
-            AgentInterface {
-                url: format!("{base_url}{RPC_PATH}"),
-                protocol_binding: "JSONRPC".into(),
-                protocol_version: settings.agent.protocol_version.clone(),
-            },
-            AgentInterface {
-                url: format!("{base_url}{}", paths::REST_PATH),
-                protocol_binding: REST_BINDING.into(),
-                protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
-            },
-        ],
+        supported_interfaces: supported_interfaces(settings, base_url, grpc_target),
     }
+}
+
+/// Where the agent is served, each binding and version once: JSON-RPC (1.0 first, the preferred
+/// interface, then the card's 0.3 version), HTTP+JSON and gRPC (1.0).
+fn supported_interfaces(
+    settings: &Settings,
+    base_url: &str,
+    grpc_target: &str,
+) -> Vec<AgentInterface> {
+    vec![
+        AgentInterface {
+            url: format!("{base_url}{RPC_PATH}"),
+            protocol_binding: "JSONRPC".into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+        AgentInterface {
+            url: format!("{base_url}{RPC_PATH}"),
+            protocol_binding: "JSONRPC".into(),
+            protocol_version: settings.agent.protocol_version.clone(),
+        },
+        AgentInterface {
+            url: format!("{base_url}{}", paths::REST_PATH),
+            protocol_binding: REST_BINDING.into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+        AgentInterface {
+            url: grpc_target.to_string(),
+            protocol_binding: GRPC_BINDING.into(),
+            protocol_version: a2a_types::v1::PROTOCOL_VERSION.into(),
+        },
+    ]
 }
 
 /// The `protocolBinding` of the HTTP+JSON interface, as A2A 1.0 names it.
 pub const REST_BINDING: &str = "HTTP+JSON";
+
+/// The `protocolBinding` of the gRPC interface, as A2A 1.0 names it.
+pub const GRPC_BINDING: &str = "GRPC";
+
+/// What a gRPC client dials to reach the server at `base_url`: `host:port`, the target a gRPC
+/// channel takes (the SDKs hand the card's URL to it as it is): the URL's host with `port`
+/// (a gRPC listener of its own) or the URL's port, else the scheme's. Whether to dial with TLS
+/// follows the scheme the client reached the card by.
+pub fn grpc_target(base_url: &str, port: Option<u16>) -> String {
+    let (scheme, rest) = base_url.split_once("://").unwrap_or(("http", base_url));
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let (host, url_port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !authority.ends_with(']') => (host, port.parse::<u16>().ok()),
+        _ => (authority, None),
+    };
+    let default = if scheme == "https" { 443 } else { 80 };
+    format!("{host}:{}", port.or(url_port).unwrap_or(default))
+}
 
 /// The URI of the main card's extension that lists each skill's own agent.
 pub const SKILL_AGENTS_EXTENSION: &str =
@@ -119,7 +158,8 @@ fn skill_agents_extension(base_url: &str, service: &A2aService) -> Value {
 
 /// The card of one skill's own agent: the whole agent's card with that skill alone (as the
 /// service describes it, without the pointer to itself), its name and description, and its
-/// own endpoints (JSON-RPC at its URL, HTTP+JSON below it).
+/// own endpoints (JSON-RPC at its URL, HTTP+JSON below it; no gRPC, whose service is the whole
+/// agent's).
 pub fn skill_agent_card(whole: &AgentCard, skill: &skills::SkillInfo, base_url: &str) -> AgentCard {
     let url = format!("{base_url}{}", paths::skill_agent(skill.id));
     let mut card = whole.clone();
@@ -127,6 +167,9 @@ pub fn skill_agent_card(whole: &AgentCard, skill: &skills::SkillInfo, base_url: 
     card.description = skill.description.to_string();
     card.url = url.clone();
     let rest_url = format!("{base_url}{}", paths::skill_rest(skill.id));
+    // The gRPC binding serves the whole agent only.
+    card.supported_interfaces
+        .retain(|interface| interface.protocol_binding != GRPC_BINDING);
     for interface in &mut card.supported_interfaces {
         interface.url = if interface.protocol_binding == REST_BINDING {
             rest_url.clone()
@@ -192,4 +235,28 @@ pub fn challenge(base_url: &str) -> String {
         "Bearer realm=\"magisterium-a2a\", resource_metadata=\"{base_url}{}\"",
         paths::RESOURCE_METADATA
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grpc_target;
+
+    #[test]
+    fn the_grpc_target_is_the_host_and_port_a_channel_dials() {
+        assert_eq!(grpc_target("http://127.0.0.1:8080", None), "127.0.0.1:8080");
+        assert_eq!(
+            grpc_target("https://a2a.example.com", None),
+            "a2a.example.com:443"
+        );
+        assert_eq!(
+            grpc_target("http://a2a.example.com/base", None),
+            "a2a.example.com:80"
+        );
+        assert_eq!(
+            grpc_target("http://127.0.0.1:8080", Some(50051)),
+            "127.0.0.1:50051"
+        );
+        assert_eq!(grpc_target("http://[::1]:8080", None), "[::1]:8080");
+        assert_eq!(grpc_target("https://[::1]", None), "[::1]:443");
+    }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 use a2a_types::AgentCard;
 use axum::body::Bytes;
 use corpus::Corpus;
+use futures::FutureExt;
 use skills::documents::{DocumentFetch, DocumentSearch};
 use skills::qa::{CalendarFacts, CatholicQa};
 use skills::readings::LiturgicalReadings;
@@ -288,6 +289,8 @@ pub async fn open_store(
 /// A bound, ready-to-run server.
 pub struct Application {
     listener: TcpListener,
+    /// The gRPC binding's own listener (`grpc.bind`), serving the same routes.
+    grpc_listener: Option<TcpListener>,
     router: axum::Router,
     guard: Arc<Guard>,
     connection_limits: ConnectionLimits,
@@ -331,6 +334,7 @@ impl Application {
         install_tls_provider();
         let (listener, local) = bind(&settings).await?;
         let base_url = settings.public_base_url(local);
+        let (grpc_listener, grpc_target) = bind_grpc(&settings, &base_url).await?;
 
         let authenticator = authenticator(&settings).await?;
 
@@ -356,7 +360,7 @@ impl Application {
             push: offered_push,
         };
         let service = service(&settings, skills, tasks, limiter, Arc::clone(&metrics));
-        let card = documents::agent_card(&settings, &base_url, &service);
+        let card = documents::agent_card(&settings, &base_url, &grpc_target, &service);
         let signer = card_signer(&settings, &push, &base_url);
         let (cards, skill_cards) = served_cards(&card, &service, &base_url, signer)?;
         let resource = documents::protected_resource_metadata(&settings, &base_url).to_string();
@@ -374,11 +378,7 @@ impl Application {
             },
             push: Arc::clone(&push),
         });
-        let guard = Arc::new(Guard::new(
-            settings.server.max_in_flight,
-            settings.server.failed_auth_per_minute_per_ip,
-            settings.trusted_proxies()?,
-        ));
+        let guard = guard(&settings)?;
         let router = router::router(
             state,
             router::OuterLayers {
@@ -389,6 +389,7 @@ impl Application {
         );
         Ok(Application {
             listener,
+            grpc_listener,
             router,
             guard,
             connection_limits: connection_limits(&settings),
@@ -408,6 +409,13 @@ impl Application {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The address of the gRPC binding's own listener, when `grpc.bind` configures one.
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.grpc_listener
+            .as_ref()
+            .and_then(|listener| listener.local_addr().ok())
     }
 
     /// The public base URL (what the agent card advertises).
@@ -437,14 +445,35 @@ impl Application {
         });
         let push_worker = self.push.spawn_worker();
         tracing::info!(endpoint = %router::describe_bind(self.local_addr()), card = %format!("{}{}", self.base_url, paths::AGENT_CARD_LEGACY), rate_limits = self.rate_limits, threads = ?self.threads, "serving");
-        let served = serve::serve(
+        let shutdown = shutdown.shared();
+        // The gRPC listener serves the same routes under the same limits, on the shared runtime.
+        let (grpc_listener, grpc_router) = (self.grpc_listener, self.router.clone());
+        let (limits, grpc_shutdown) = (self.connection_limits, shutdown.clone());
+        let grpc_served = async move {
+            match grpc_listener {
+                Some(listener) => {
+                    tracing::info!(grpc = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), "serving gRPC on its own port too");
+                    serve::serve(
+                        listener,
+                        grpc_router,
+                        limits,
+                        Threads::Shared,
+                        grpc_shutdown,
+                    )
+                    .await
+                }
+                None => Ok(()),
+            }
+        };
+        let http_served = serve::serve(
             self.listener,
             self.router,
             self.connection_limits,
             self.threads,
             shutdown,
-        )
-        .await;
+        );
+        let (served, grpc_served) = tokio::join!(http_served, grpc_served);
+        let served = served.and(grpc_served);
         sweeper.abort();
         push_worker.shutdown().await;
         served
@@ -502,6 +531,45 @@ fn pipeline(
         },
         kit: KitHook::new(kit),
     }
+}
+
+/// The edge's guard: load shedding and the failed-token budget.
+fn guard(settings: &Settings) -> Result<Arc<Guard>, StartupError> {
+    Ok(Arc::new(Guard::new(
+        settings.server.max_in_flight,
+        settings.server.failed_auth_per_minute_per_ip,
+        settings.trusted_proxies()?,
+    )))
+}
+
+/// The gRPC binding's own listener, when `grpc.bind` configures one, and the target the card
+/// names for the binding (`grpc.public_target`, else the public URL's host with the port of
+/// that listener, or of the URL).
+async fn bind_grpc(
+    settings: &Settings,
+    base_url: &str,
+) -> Result<(Option<TcpListener>, String), StartupError> {
+    let target = |port| {
+        settings
+            .grpc
+            .public_target
+            .clone()
+            .unwrap_or_else(|| documents::grpc_target(base_url, port))
+    };
+    let Some(bind) = settings.grpc.bind_addr()? else {
+        return Ok((None, target(None)));
+    };
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| StartupError::Io {
+            context: format!("binding {bind} (grpc.bind)"),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| StartupError::Io {
+        context: "reading the gRPC listener's address".into(),
+        source,
+    })?;
+    Ok((Some(listener), target(Some(local.port()))))
 }
 
 /// The listener on the configured address, and the address it is bound to.

@@ -16,8 +16,8 @@ use axum::http::{Method, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
+use tower::{ServiceBuilder, ServiceExt, service_fn};
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
@@ -25,6 +25,7 @@ use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::bindings::grpc;
 use crate::bindings::jsonrpc::handler;
 use crate::bindings::jsonrpc::methods;
 use crate::bindings::rest::handler::{self as rest, rest_handler};
@@ -69,7 +70,10 @@ pub struct OuterLayers {
 /// that closes the connection of an answer given with the body unread.
 pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     let kit = state.pipeline.kit.kit().cloned();
-    let routes = routes(state, kit.as_ref());
+    let routes = by_binding(
+        grpc::routes(Arc::clone(&state)),
+        routes(state, kit.as_ref()),
+    );
     let body_read_timeout = outer.body_read_timeout;
     // The edge's refusals, written by the binding of the request's path.
     let render: RenderRefusal = edge_refusal;
@@ -110,7 +114,31 @@ pub fn router(state: Arc<AppState>, outer: OuterLayers) -> Router {
     Router::new().fallback_service(stack)
 }
 
-/// Every route: both bindings' endpoints, each skill's agent, the cards, health, metrics, the
+/// The gRPC binding's routes for a request whose `content-type` is `application/grpc`, every
+/// other route for the rest: the bindings share the port and every layer of the edge.
+fn by_binding(
+    grpc: Router,
+    http: Router,
+) -> impl tower::Service<
+    Request,
+    Response = Response,
+    Error = std::convert::Infallible,
+    Future: Send + 'static,
+> + Clone
++ Send
++ Sync
++ 'static {
+    service_fn(move |request: Request| {
+        let router = if grpc::is_grpc(request.headers()) {
+            grpc.clone()
+        } else {
+            http.clone()
+        };
+        router.oneshot(request)
+    })
+}
+
+/// Every route: the JSON-RPC and HTTP+JSON bindings' endpoints, each skill's agent, the cards, health, metrics, the
 /// push signing keys and, when on, the kit's pages.
 fn routes(state: Arc<AppState>, kit: Option<&Arc<Kit>>) -> Router {
     // The endpoint's URL also answers GET with the card (clients that follow the card's `url`),
@@ -176,7 +204,9 @@ fn version_from_query(mut request: Request) -> Request {
 
 /// The edge's refusal in the terms of the binding whose path the request is for.
 fn edge_refusal(error: ApiError, path: &str, headers: &HeaderMap) -> Response {
-    if paths::is_rest(path) {
+    if grpc::is_grpc(headers) {
+        grpc::edge_refusal(error)
+    } else if paths::is_rest(path) {
         rest::edge_refusal(error, headers)
     } else {
         handler::edge_refusal(error, path, headers)

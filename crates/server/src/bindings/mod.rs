@@ -1,8 +1,9 @@
 //! The bindings: how a request on one A2A binding becomes a call of the pipeline, and how the
-//! pipeline's outcome is written back in that binding's terms: JSON-RPC ([`jsonrpc`]) and
-//! HTTP+JSON (`rest`); gRPC plugs in beside them.
+//! pipeline's outcome is written back in that binding's terms: JSON-RPC ([`jsonrpc`]),
+//! HTTP+JSON (`rest`) and gRPC ([`grpc`]).
 
 pub(crate) mod card;
+pub mod grpc;
 pub mod jsonrpc;
 pub(crate) mod rest;
 

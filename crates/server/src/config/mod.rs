@@ -16,6 +16,7 @@ use skills::{LiturgySettings, SkillSettings};
 
 mod auth;
 mod conformance;
+mod grpc;
 mod limits;
 mod push;
 mod server;
@@ -26,6 +27,7 @@ mod telemetry;
 pub use auth::{AuthMode, AuthSettings, Plan};
 pub use conformance::ConformanceSettings;
 use corpus::SearchMode;
+pub use grpc::GrpcSettings;
 pub use limits::{LimitBackend, LimitFailMode, LimitSettings, PlanLimits};
 pub use push::PushSettings;
 pub use server::{MAX_SERVING_THREADS, ServerSettings, Threading};
@@ -66,6 +68,8 @@ pub struct Settings {
     pub corpus: CorpusSettings,
     /// Push notifications: SSRF rules, signing, retries and caps.
     pub push: PushSettings,
+    /// The gRPC binding: an optional port of its own and the target the card names.
+    pub grpc: GrpcSettings,
     /// The profile these settings were loaded with (`A2A_PROFILE`); not a key of its own.
     #[serde(skip)]
     pub profile: String,
@@ -430,6 +434,7 @@ impl Settings {
         self.limits.validate(&self.store)?;
         self.conformance.validate(&self.profile)?;
         self.telemetry.validate()?;
+        self.grpc.validate()?;
         if self.agent.sign_card == Some(true) && self.push.signing_key_path.is_none() {
             return Err(ConfigError::invalid(
                 "agent.sign_card",

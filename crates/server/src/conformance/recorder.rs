@@ -61,8 +61,8 @@ pub struct Exchange {
     pub method: Option<String>,
     /// `0.3` or `1.0`.
     pub wire: &'static str,
-    /// The protocol binding that answered the call (`jsonrpc`, `http+json`; `-` for a card
-    /// fetch), the label its metrics carry, so that a report tells the two bindings apart.
+    /// The protocol binding that answered the call (`jsonrpc`, `http+json`, `grpc`; `-` for a
+    /// card fetch), the label its metrics carry, so that a report tells the bindings apart.
     pub binding: &'static str,
     /// The scenario asked for.
     pub scenario: Option<Scenario>,

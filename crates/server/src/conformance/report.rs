@@ -28,9 +28,9 @@ pub struct Finding {
     pub method: Option<String>,
     /// The wire the call was answered in (`0.3` or `1.0`).
     pub wire: String,
-    /// The protocol binding that answered the call: `jsonrpc` (`POST /api/v1/a2a`) or
-    /// `http+json` (below `/api/v1/a2a/rest`), `-` for a card fetch; the same call can be made
-    /// through either, and a client may misbehave on one only.
+    /// The protocol binding that answered the call: `jsonrpc` (`POST /api/v1/a2a`),
+    /// `http+json` (below `/api/v1/a2a/rest`) or `grpc`, `-` for a card fetch; the same call can
+    /// be made through any of them, and a client may misbehave on one only.
     #[serde(default)]
     pub binding: String,
     /// Whether this call itself was answered by a simulation.
@@ -55,7 +55,7 @@ pub struct Exercised {
     pub method: String,
     /// `0.3` or `1.0`.
     pub wire: String,
-    /// `jsonrpc` or `http+json`: a scenario tried on one binding is not tried on the other.
+    /// `jsonrpc`, `http+json` or `grpc`: a scenario tried on one binding is not tried on another.
     #[serde(default)]
     pub binding: String,
     /// Calls.

@@ -195,7 +195,7 @@ pub async fn protect(
     };
     let response = next.run(request).await;
     drop(permit);
-    if response.status() == StatusCode::UNAUTHORIZED
+    if refused_token(&response)
         && response.extensions().get::<NotCounted>().is_none()
         && let Some(client) = client
     {
@@ -203,6 +203,18 @@ pub async fn protect(
     }
     response
 }
+
+/// Whether an answer refused the caller's token: a 401, or a gRPC `UNAUTHENTICATED` (code 16)
+/// answered in the head (a trailers-only answer, as every refusal before the message is read).
+fn refused_token(response: &Response) -> bool {
+    response.status() == StatusCode::UNAUTHORIZED
+        || response
+            .headers()
+            .get(GRPC_STATUS)
+            .is_some_and(|code| code == "16")
+}
+
+const GRPC_STATUS: &str = "grpc-status";
 
 #[cfg(test)]
 mod tests {

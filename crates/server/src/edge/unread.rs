@@ -11,8 +11,8 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::HeaderValue;
 use axum::http::header::CONNECTION;
+use axum::http::{HeaderValue, Version};
 use axum::middleware::Next;
 use axum::response::Response;
 use hyper::body::{Frame, SizeHint};
@@ -50,6 +50,10 @@ impl HttpBody for WatchedBody {
 /// Runs the request and adds `Connection: close` to its answer when the request had a body
 /// that was not read to its end (a request without a body keeps its connection).
 pub(crate) async fn close_if_unread(request: Request, next: Next) -> Response {
+    // HTTP/2 has no `Connection` header: a stream's unread body costs the connection nothing.
+    if request.version() >= Version::HTTP_2 {
+        return next.run(request).await;
+    }
     let ended = Arc::new(AtomicBool::new(request.body().is_end_stream()));
     let watched = Arc::clone(&ended);
     let request = request.map(|inner| {

@@ -12,7 +12,7 @@ use crate::auth::AuthError;
 use crate::push::PushError;
 use crate::store::StoreError;
 
-pub use render::{Failure, status_body, status_response};
+pub use render::{Failure, log, status_body, status_response};
 
 /// A failed call.
 #[derive(Debug, thiserror::Error)]

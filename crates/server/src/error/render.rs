@@ -152,7 +152,9 @@ pub fn status_body(error: &ApiError, request_id: &str) -> Bytes {
     Bytes::from(body.to_string())
 }
 
-fn log(error: &ApiError, request_id: &str) {
+/// Logs a failure as it is answered: an internal error with its cause and the request id that
+/// names it, any other as a refusal.
+pub fn log(error: &ApiError, request_id: &str) {
     match error {
         ApiError::Internal(detail) => {
             tracing::error!(request_id, detail = %UserText(detail), "internal error")

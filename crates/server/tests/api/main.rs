@@ -10,6 +10,7 @@ mod edge;
 mod errors;
 mod faults;
 mod footprint;
+mod grpc;
 mod helpers;
 mod isolation;
 mod lifecycle;

@@ -196,8 +196,9 @@ async fn checks(
 }
 
 /// The binding speaks 1.0 only: no `A2A-Version` (or an empty one) is 1.0, a 1.0 version is
-/// served, any other is refused (0.3's REST binding has other URLs and shapes).
-fn version(headers: &HeaderMap) -> Result<(), ApiError> {
+/// served, any other is refused (0.3's REST binding has other URLs and shapes). The gRPC
+/// binding, 1.0 only too, reads its `a2a-version` metadata the same way.
+pub(crate) fn version(headers: &HeaderMap) -> Result<(), ApiError> {
     match version_header(headers).map(str::trim) {
         None | Some("") => Ok(()),
         Some(version) => match Wire::from_header(Some(version)) {
