@@ -394,6 +394,7 @@ pub async fn serve(
     };
     // Each connection holds its slot until it ends.
     let spawn_connection = |stream: TcpStream, peer, permit: OwnedSemaphorePermit| {
+        send_parts_at_once(&stream, peer);
         let builder = Arc::clone(&builder);
         let router = router.clone();
         let stopping = stopping.clone();
@@ -597,6 +598,16 @@ impl Timeouts {
         }
         let next = idle.unwrap_or(now + self.idle);
         Check::At(next.min(write.unwrap_or(now + self.write)))
+    }
+}
+
+/// An answer is written as its parts are ready (each event of a stream; a gRPC message, then
+/// its trailers): each part goes out at once (`TCP_NODELAY`) instead of waiting, under Nagle's
+/// algorithm, for the client to acknowledge the one before, which a client that delays its
+/// acknowledgements holds back for 40 ms.
+fn send_parts_at_once(stream: &TcpStream, peer: SocketAddr) {
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::debug!(%error, %peer, "TCP_NODELAY could not be set");
     }
 }
 
