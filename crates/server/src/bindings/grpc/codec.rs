@@ -1,7 +1,10 @@
-//! The binding's message codec: protobuf bytes to and from a [`DynamicMessage`] of the type the
-//! RPC names, so tonic frames, compresses and limits the messages while one method table
-//! (through the messages' ProtoJSON form) serves all three bindings.
+//! The binding's message codecs, so that tonic frames, compresses and limits the messages while
+//! one method table (through the messages' ProtoJSON form) serves all three bindings: the
+//! server reads a request as a [`DynamicMessage`] of the RPC's input type and writes an answer
+//! already encoded ([`Encoded`], made by `transcode`); [`DynamicCodec`] reads and writes
+//! `DynamicMessage`s, as a client without generated code does.
 
+use bytes::BufMut;
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 use tonic::Status;
@@ -68,5 +71,52 @@ impl Decoder for DynamicDecoder {
                     self.0.full_name()
                 ))
             })
+    }
+}
+
+/// A message already written as its protobuf bytes.
+#[derive(Debug, Clone)]
+pub struct Encoded(pub Vec<u8>);
+
+/// The server's codec: requests read as `DynamicMessage`s of the RPC's input type, answers
+/// written as the bytes they already are.
+#[derive(Debug, Clone)]
+pub struct ServerCodec {
+    decodes: MessageDescriptor,
+}
+
+impl ServerCodec {
+    /// A codec reading requests of type `decodes`.
+    pub fn new(decodes: MessageDescriptor) -> Self {
+        ServerCodec { decodes }
+    }
+}
+
+impl Codec for ServerCodec {
+    type Encode = Encoded;
+    type Decode = DynamicMessage;
+    type Encoder = EncodedEncoder;
+    type Decoder = DynamicDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        EncodedEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        DynamicDecoder(self.decodes.clone())
+    }
+}
+
+/// Writes bytes already encoded.
+#[derive(Debug)]
+pub struct EncodedEncoder;
+
+impl Encoder for EncodedEncoder {
+    type Item = Encoded;
+    type Error = Status;
+
+    fn encode(&mut self, item: Encoded, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item.0);
+        Ok(())
     }
 }

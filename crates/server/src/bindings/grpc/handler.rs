@@ -23,7 +23,7 @@ use tower_http::request_id::RequestId;
 use tracing::Instrument;
 
 use crate::auth::Principal;
-use crate::bindings::grpc::codec::DynamicCodec;
+use crate::bindings::grpc::codec::{Encoded, ServerCodec};
 use crate::bindings::grpc::schema::{self, Rpc};
 use crate::bindings::grpc::status::{status, trailers_only};
 use crate::bindings::grpc::stream::{self, EventStream};
@@ -109,7 +109,7 @@ impl Call<'_> {
         };
         let principal = &principal;
         let mut staged = Some(staged);
-        let mut grpc = Grpc::new(DynamicCodec::new(rpc.input.clone()))
+        let mut grpc = Grpc::new(ServerCodec::new(rpc.input.clone()))
             .max_decoding_message_size(self.state.body_limits.max_bytes);
         let response = if rpc.row.streams() {
             let service =
@@ -156,13 +156,13 @@ impl Call<'_> {
         principal: &Principal,
         staged: Option<&mut Staged>,
         request: tonic::Request<DynamicMessage>,
-    ) -> Result<tonic::Response<DynamicMessage>, Status> {
+    ) -> Result<tonic::Response<Encoded>, Status> {
         let staged = staged.ok_or_else(|| Status::internal("the call was answered already"))?;
         let checked = self
             .checks(rpc, principal, staged, request.into_inner())
             .await;
         let (checked, message) = match checked {
-            Ok(Answer::Reply(reply)) => match schema::from_json(&reply.result, &rpc.output) {
+            Ok(Answer::Reply(reply)) => match schema::encode_answer(&reply.result, &rpc.output) {
                 Ok(message) => (Ok(Answer::Reply(reply)), Some(message)),
                 Err(error) => (Err(error), None),
             },

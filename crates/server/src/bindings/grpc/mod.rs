@@ -12,6 +12,7 @@ pub(crate) mod handler;
 pub mod schema;
 pub(crate) mod status;
 pub(crate) mod stream;
+pub(crate) mod transcode;
 
 use std::sync::Arc;
 

@@ -7,11 +7,11 @@
 
 use std::sync::LazyLock;
 
-use prost_reflect::{
-    DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
-};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, SerializeOptions};
 use serde_json::Value;
 
+use crate::bindings::grpc::codec::Encoded;
+use crate::bindings::grpc::transcode;
 use crate::bindings::jsonrpc::methods::{self, Method};
 use crate::error::ApiError;
 use crate::paths::{GRPC_SERVICE, grpc_rpc};
@@ -74,27 +74,117 @@ pub(crate) fn to_tree(message: &DynamicMessage) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::InvalidParams(format!("the message cannot be read: {e}")))
 }
 
-/// A rendered 1.0 result (ProtoJSON text) as a message of type `output`. Members the message
-/// has no field for are left out (this server's additions to the card, for example).
-pub(crate) fn from_json(
-    json: &[u8],
-    output: &MessageDescriptor,
-) -> Result<DynamicMessage, ApiError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(json);
-    let options = DeserializeOptions::new().deny_unknown_fields(false);
-    DynamicMessage::deserialize_with_options(output.clone(), &mut deserializer, &options).map_err(
-        |e| {
-            ApiError::Internal(format!(
-                "an answer does not fit {}: {e}",
-                output.full_name()
-            ))
-        },
-    )
+/// A rendered 1.0 result (ProtoJSON text) as the protobuf bytes of a message of type `output`
+/// (`transcode`). Members the message has no field for are left out (this server's additions
+/// to the card, for example).
+pub(crate) fn encode_answer(json: &[u8], output: &MessageDescriptor) -> Result<Encoded, ApiError> {
+    let tree: Value = serde_json::from_slice(json)
+        .map_err(|e| ApiError::Internal(format!("an answer is not JSON: {e}")))?;
+    transcode::encode(&tree, output).map(Encoded).map_err(|e| {
+        ApiError::Internal(format!(
+            "an answer does not fit {}: {e}",
+            output.full_name()
+        ))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost_reflect::DeserializeOptions;
+
+    /// ProtoJSON text as a `DynamicMessage`, by `prost-reflect`'s own reading.
+    fn from_json(json: &[u8], output: &MessageDescriptor) -> Result<DynamicMessage, String> {
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let options = DeserializeOptions::new().deny_unknown_fields(false);
+        DynamicMessage::deserialize_with_options(output.clone(), &mut deserializer, &options)
+            .map_err(|e| e.to_string())
+    }
+
+    /// What `transcode` writes reads back as what `prost-reflect` makes of the same JSON.
+    fn assert_transcoded(json: &Value, output: &MessageDescriptor) {
+        let text = serde_json::to_vec(json).unwrap();
+        let expected = from_json(&text, output).unwrap();
+        let encoded = encode_answer(&text, output).unwrap();
+        let decoded = DynamicMessage::decode(output.clone(), encoded.0.as_slice()).unwrap();
+        assert_eq!(
+            to_tree(&decoded).unwrap(),
+            to_tree(&expected).unwrap(),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn answers_are_transcoded_as_prost_reflect_reads_them() {
+        let message = |role: &str, text: &str| {
+            serde_json::json!({"messageId": "m-1", "contextId": "c", "taskId": "t", "role": role,
+                "parts": [{"text": text}, {"data": {"date": "2026-12-08", "n": 3, "x": 1.5,
+                    "ok": true, "none": null, "list": [1, "two", {"three": [3.0, false]}]},
+                    "mediaType": "application/json"}],
+                "metadata": {"skillId": "saints_of_the_day", "deep": {"a": {"b": {"c": [[]]}}}}})
+        };
+        let task = serde_json::json!({"id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-01T10:00:00.123Z",
+                "message": message("ROLE_AGENT", "done")},
+            "artifacts": [{"artifactId": "a", "name": "answer", "parts": [{"text": "é ✓"},
+                {"data": {"saints": [{"name": "Ambrose", "rank": "memorial"}]}}]}],
+            "history": [message("ROLE_USER", "hi"), message("ROLE_AGENT", "")],
+            "metadata": {"skillId": "saints_of_the_day"}, "unknownMember": {"x": 1}});
+        let get = rpc(&format!("/{GRPC_SERVICE}/GetTask")).unwrap();
+        assert_transcoded(&task, &get.output);
+        let send = rpc(&format!("/{GRPC_SERVICE}/SendMessage")).unwrap();
+        assert_transcoded(&serde_json::json!({"task": task}), &send.output);
+        let list = rpc(&format!("/{GRPC_SERVICE}/ListTasks")).unwrap();
+        assert_transcoded(
+            &serde_json::json!({"tasks": [task, task], "nextPageToken": "", "pageSize": 2,
+                "totalSize": "2"}),
+            &list.output,
+        );
+        let stream = rpc(&format!("/{GRPC_SERVICE}/SendStreamingMessage")).unwrap();
+        assert_transcoded(
+            &serde_json::json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+                "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-12-01T10:00:00Z"},
+                "metadata": null}}),
+            &stream.output,
+        );
+        let card = rpc(&format!("/{GRPC_SERVICE}/GetExtendedAgentCard")).unwrap();
+        assert_transcoded(
+            &serde_json::json!({"name": "n", "description": "d", "version": "1",
+                "supportedInterfaces": [{"url": "http://x/api/v1/a2a", "protocolBinding":
+                    "JSONRPC", "protocolVersion": "1.0"}],
+                "capabilities": {"streaming": true, "pushNotifications": true,
+                    "extendedAgentCard": true, "extensions": [{"uri": "u", "required": false,
+                        "params": {"plan": "pro", "buckets": {"read": {"perMinute": 600}}}}]},
+                "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "bearer",
+                    "bearerFormat": "JWT"}}},
+                "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
+                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+                "skills": [{"id": "s", "name": "S", "description": "d", "tags": ["t"],
+                    "examples": ["e"]}],
+                "signatures": [{"protected": "p", "signature": "s", "header": {"kid": "k"}}]}),
+            &card.output,
+        );
+    }
+
+    #[test]
+    fn an_answer_that_does_not_fit_its_message_is_an_internal_error() {
+        let get = rpc(&format!("/{GRPC_SERVICE}/GetTask")).unwrap();
+        for bad in [
+            serde_json::json!({"id": 3}),
+            serde_json::json!({"status": {"state": "NO_SUCH_STATE"}}),
+            serde_json::json!({"status": {"timestamp": "yesterday"}}),
+            serde_json::json!({"history": {"not": "a list"}}),
+        ] {
+            let text = serde_json::to_vec(&bad).unwrap();
+            assert!(
+                matches!(
+                    encode_answer(&text, &get.output),
+                    Err(ApiError::Internal(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn every_rpc_of_the_service_has_its_1_0_row() {

@@ -13,17 +13,17 @@ use std::pin::Pin;
 use a2a_types::StreamEvent;
 use a2a_types::v1::V1StreamResponse;
 use futures::Stream;
-use prost::Message;
-use prost_reflect::{DynamicMessage, MessageDescriptor};
+use prost_reflect::MessageDescriptor;
 use tonic::Status;
 
+use crate::bindings::grpc::codec::Encoded;
 use crate::bindings::grpc::schema;
 use crate::bindings::grpc::status::status;
 use crate::error::ApiError;
 use crate::runtime::{Next, Subscription};
 
 /// The messages of a streamed answer.
-pub(crate) type EventStream = Pin<Box<dyn Stream<Item = Result<DynamicMessage, Status>> + Send>>;
+pub(crate) type EventStream = Pin<Box<dyn Stream<Item = Result<Encoded, Status>> + Send>>;
 
 /// What the stream needs between two messages.
 struct Streaming {
@@ -63,7 +63,7 @@ pub(crate) fn events(
                 Ok(message) => message,
                 Err(error) => return Some((Err(state.status(&error)), None)),
             };
-            return match state.subscription.handed_out(message.encoded_len()) {
+            return match state.subscription.handed_out(message.0.len()) {
                 Ok(()) => Some((Ok(message), Some(state))),
                 Err(budget) => {
                     tracing::info!(
@@ -88,9 +88,9 @@ impl Streaming {
 }
 
 /// A logged event (its 0.3 form) as a 1.0 `StreamResponse` message.
-fn render(json: &[u8], output: &MessageDescriptor) -> Result<DynamicMessage, ApiError> {
+fn render(json: &[u8], output: &MessageDescriptor) -> Result<Encoded, ApiError> {
     let event = StreamEvent::from_json(json).map_err(|e| ApiError::Internal(e.to_string()))?;
     let response = serde_json::to_vec(&V1StreamResponse::from(event))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    schema::from_json(&response, output)
+    schema::encode_answer(&response, output)
 }
