@@ -149,11 +149,6 @@ async fn link_to_url(url: &str, target: &Target) -> RedisResult<Link> {
 }
 
 impl RedisConnection {
-    /// Whether writes wait for replicas ([`Self::acknowledge`] sends `WAIT`).
-    pub fn awaits_replicas(&self) -> bool {
-        self.ack.is_some()
-    }
-
     /// Waits until the configured number of replicas hold every write this connection sent
     /// before (`WAIT`, on the node of `key`'s slot in a cluster); an error when fewer did within
     /// the timeout, or when the connection changed to another primary since this clone was
