@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use magisterium_a2a::auth::Plan;
-use magisterium_a2a::config::{Settings, StoreBackend};
+use magisterium_a2a::config::{LimitBackend, Settings, StoreBackend};
 use magisterium_a2a::redis_conn;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -176,7 +176,12 @@ fn through_sentinels(sentinels: String, replicas_to_ack: u32) -> impl FnOnce(&mu
         s.store.redis_sentinel_master = Some(MASTER.into());
         s.store.replicas_to_ack = replicas_to_ack;
         s.store.replicas_ack_timeout_ms = 1000;
-        s.limits.enabled = Some(false);
+        // The limiter follows the primary too (its charges ride in the saves): limits far
+        // above the test's rate, so that none is refused for them.
+        s.limits.enabled = Some(true);
+        s.limits.backend = LimitBackend::Redis;
+        s.limits.enterprise.default_per_minute = 1_000_000;
+        s.limits.reads_per_minute = 1_000_000;
     }
 }
 
