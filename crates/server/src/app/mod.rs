@@ -255,16 +255,13 @@ pub async fn open_store(
                 (store, backend)
             }
             StoreBackend::Redis => {
-                let url = settings.store.redis_url.as_deref().unwrap_or_default();
-                let timeout = Duration::from_millis(settings.store.redis_timeout_ms);
+                let target = redis_conn::Target::of_store(&settings.store);
                 let compressed_writes = settings.store.redis_compressed_writes;
-                let store = RedisStore::connect(url, settings.store.redis_cluster, ttl, timeout)
+                let store = RedisStore::open(&target, ttl)
                     .await?
                     .with_compressed_writes(compressed_writes);
-                let connection = redis_conn::connect(url, settings.store.redis_cluster, timeout)
-                    .await
-                    .map_err(StoreError::from)?;
-                let backend = RedisBackend::connect(connection, url, ttl)
+                let connection = redis_conn::open(&target).await.map_err(StoreError::from)?;
+                let backend = RedisBackend::connect(connection, target.url.as_deref(), ttl)
                     .await?
                     .with_compressed_writes(compressed_writes);
                 (Arc::new(store), Arc::new(backend))
@@ -642,17 +639,20 @@ async fn limiter(
         _ if !settings.limits_apply() => Arc::new(Unmetered),
         LimitBackend::Local => local_limiter.clone(),
         LimitBackend::Redis => {
-            let url = settings
-                .limits
-                .effective_redis_url(&settings.store)
-                .unwrap_or_default();
-            let connection = redis_conn::connect(
-                url,
-                settings.store.redis_cluster,
-                Duration::from_millis(settings.store.redis_timeout_ms),
-            )
-            .await
-            .map_err(StoreError::from)?;
+            // The limiter's own Redis, else the store's (sentinels included); a charge is not
+            // a write a call's answer promises to keep, so it waits for no replica.
+            let target = match &settings.limits.redis_url {
+                Some(url) => redis_conn::Target::url(
+                    url,
+                    settings.store.redis_cluster,
+                    Duration::from_millis(settings.store.redis_timeout_ms),
+                ),
+                None => redis_conn::Target {
+                    ack: None,
+                    ..redis_conn::Target::of_store(&settings.store)
+                },
+            };
+            let connection = redis_conn::open(&target).await.map_err(StoreError::from)?;
             let limiter = RedisLimiter::new(
                 connection,
                 &settings.limits,

@@ -296,14 +296,9 @@ async fn migrate(settings: &Settings) -> Result<(), StartupError> {
         );
         return Ok(());
     }
-    let url = settings.store.redis_url.as_deref().unwrap_or_default();
-    let mut connection = redis_conn::connect(
-        url,
-        settings.store.redis_cluster,
-        std::time::Duration::from_millis(settings.store.redis_timeout_ms),
-    )
-    .await
-    .map_err(StoreError::from)?;
+    let mut connection = redis_conn::open(&redis_conn::Target::of_store(&settings.store))
+        .await
+        .map_err(StoreError::from)?;
     let version = store::apply_migrations(&mut connection).await?;
     println!("Redis schema at version {version}");
     Ok(())

@@ -56,7 +56,8 @@ pub struct LimitSettings {
     pub enabled: Option<bool>,
     /// `local` or `redis` (`A2A__LIMITS__BACKEND`).
     pub backend: LimitBackend,
-    /// Redis for the limiter (`A2A__LIMITS__REDIS_URL`); defaults to `store.redis_url`.
+    /// Redis for the limiter (`A2A__LIMITS__REDIS_URL`); defaults to the store's Redis
+    /// (`store.redis_url`, or the primary `store.redis_sentinels` name).
     pub redis_url: Option<String>,
     /// `local`, `open` or `closed` when Redis fails (`A2A__LIMITS__ON_REDIS_ERROR`).
     pub on_redis_error: LimitFailMode,
@@ -104,7 +105,7 @@ impl LimitSettings {
     pub fn shares_the_store_redis(&self, store: &StoreSettings) -> bool {
         self.backend == LimitBackend::Redis
             && store.backend == StoreBackend::Redis
-            && store.redis_url.is_some()
+            && (store.redis_url.is_some() || store.redis_sentinels.is_some())
             && self.effective_redis_url(store) == store.redis_url.as_deref()
     }
 
@@ -144,10 +145,11 @@ impl LimitSettings {
         if self.backend == LimitBackend::Redis
             && self.redis_url.is_none()
             && store.redis_url.is_none()
+            && store.redis_sentinels.is_none()
         {
             return Err(ConfigError::invalid(
                 "limits.redis_url",
-                "is required when limits.backend is `redis` (or set store.redis_url)",
+                "is required when limits.backend is `redis` (or set store.redis_url or store.redis_sentinels)",
             ));
         }
         for (key, value) in [

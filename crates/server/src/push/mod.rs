@@ -187,12 +187,8 @@ impl Push {
                     Arc::new(MemoryConfigs::new(ttl, settings.store.memory_max_tasks)),
                 ),
                 StoreBackend::Redis => {
-                    let connection = redis_conn::connect(
-                        settings.store.redis_url.as_deref().unwrap_or_default(),
-                        settings.store.redis_cluster,
-                        Duration::from_millis(settings.store.redis_timeout_ms),
-                    )
-                    .await?;
+                    let connection =
+                        redis_conn::open(&redis_conn::Target::of_store(&settings.store)).await?;
                     (
                         Arc::new(RedisQueue::new(connection.clone())),
                         Arc::new(RedisConfigs::new(connection, ttl)),

@@ -49,18 +49,21 @@ impl Drop for RedisBackend {
 
 impl RedisBackend {
     /// A backend over `connection`, listening for signals on the first node of `url` (any node
-    /// of a cluster hears every `PUBLISH`); terminal tasks are kept `task_ttl`.
+    /// of a cluster hears every `PUBLISH`), or on the primary the sentinels name, asked again at
+    /// each reconnection; terminal tasks are kept `task_ttl`.
     pub async fn connect(
         connection: RedisConnection,
-        url: &str,
+        url: Option<&str>,
         task_ttl: Duration,
     ) -> Result<Self, StoreError> {
-        let first = url.split(',').map(str::trim).next().unwrap_or_default();
-        let client = redis::Client::open(first)?;
         let signals = broadcast::channel(SIGNAL_BUFFER).0;
         // The first subscription is made here, so a signal sent after `connect` returns is heard.
-        let pubsub = subscribe(&client).await?;
-        let listener = tokio::spawn(listen(client, pubsub, signals.clone())).abort_handle();
+        let source = SignalSource {
+            connection: connection.clone(),
+            url: url.map(str::to_string),
+        };
+        let pubsub = source.subscribe().await?;
+        let listener = tokio::spawn(listen(source, pubsub, signals.clone())).abort_handle();
         Ok(RedisBackend {
             connection,
             task_ttl_secs: task_ttl.as_secs().max(1),
@@ -132,16 +135,28 @@ impl RedisBackend {
     }
 }
 
-async fn subscribe(client: &redis::Client) -> redis::RedisResult<redis::aio::PubSub> {
-    let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.subscribe(SIGNAL_CHANNEL).await?;
-    Ok(pubsub)
+/// Where the signal listener subscribes: the connection's Redis, found again at each call.
+struct SignalSource {
+    connection: RedisConnection,
+    url: Option<String>,
+}
+
+impl SignalSource {
+    async fn subscribe(&self) -> redis::RedisResult<redis::aio::PubSub> {
+        let client = self
+            .connection
+            .subscriber_client(self.url.as_deref())
+            .await?;
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(SIGNAL_CHANNEL).await?;
+        Ok(pubsub)
+    }
 }
 
 /// Forwards signals from Redis to this replica's runtimes, reconnecting after a failure (and
 /// then asking every subscriber and runner to look again, since signals may have been lost).
 async fn listen(
-    client: redis::Client,
+    source: SignalSource,
     mut pubsub: redis::aio::PubSub,
     signals: broadcast::Sender<Signal>,
 ) {
@@ -163,7 +178,7 @@ async fn listen(
         tracing::warn!("the task signal listener lost Redis; reconnecting");
         pubsub = loop {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            match subscribe(&client).await {
+            match source.subscribe().await {
                 Ok(pubsub) => break pubsub,
                 Err(error) => tracing::warn!(%error, "task signal listener: reconnecting"),
             }
@@ -211,12 +226,22 @@ impl RuntimeBackend for RedisBackend {
             .invoke_async(&mut connection)
             .await?;
         let begin = match reply.as_slice() {
-            [Value::Int(1)] => Begin::Started,
+            [Value::Int(1)] => {
+                connection
+                    .acknowledge(&Self::working_key(owner, task_id))
+                    .await?;
+                Begin::Started
+            }
             [Value::Int(0 | -1)] => Begin::Busy,
-            [Value::Int(2), seen] => Begin::Seen(
-                redis::from_redis_value(seen.clone())
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ),
+            [Value::Int(2), seen] => {
+                connection
+                    .acknowledge_existing(&RedisStore::key(owner, "msg", message_key))
+                    .await?;
+                Begin::Seen(
+                    redis::from_redis_value(seen.clone())
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                )
+            }
             other => {
                 return Err(StoreError::Corrupt(format!(
                     "unexpected begin reply {other:?}"
@@ -316,6 +341,12 @@ impl RuntimeBackend for RedisBackend {
             .await?;
         let ended = reply.first() == Some(&1);
         if ended {
+            // No call waits on the end but a cancel's and a blocking send's with a push
+            // config; a wait that falls short is logged, not undone (docs/deployment.md).
+            let key = RedisStore::key(owner, "task", &stored.id);
+            if let Err(error) = connection.acknowledge(&key).await {
+                tracing::warn!(%error, "a task's end is not on its replicas yet");
+            }
             self.forget_lease(owner, task_id).await?;
         }
         Ok(ended)

@@ -69,7 +69,13 @@ impl RedisStore {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Self, StoreError> {
-        let connection = redis_conn::connect(url, cluster, timeout).await?;
+        Self::open(&redis_conn::Target::url(url, cluster, timeout), ttl).await
+    }
+
+    /// Connects to `target` (a URL, cluster nodes or sentinels; each save waits for the
+    /// replicas it names) and applies pending migrations.
+    pub async fn open(target: &redis_conn::Target, ttl: Duration) -> Result<Self, StoreError> {
+        let connection = redis_conn::open(target).await?;
         apply_migrations(&mut connection.clone()).await?;
         Ok(RedisStore {
             connection,
@@ -182,10 +188,17 @@ impl TaskStore for RedisStore {
         owner: &Owner,
         message_key: &str,
     ) -> Result<Option<MessageRecord>, StoreError> {
+        let key = Self::key(owner, "msg", message_key);
+        let mut connection = self.connection.clone();
         let task_id: Option<String> = redis::cmd("GET")
-            .arg(Self::key(owner, "msg", message_key))
-            .query_async(&mut self.connection.clone())
+            .arg(&key)
+            .query_async(&mut connection)
             .await?;
+        if task_id.is_some() {
+            // A resend's answer is the task of the first attempt: shown only once it is as
+            // durable as a first answer would have been.
+            connection.acknowledge_existing(&key).await?;
+        }
         Ok(task_id.map(|task_id| MessageRecord { task_id }))
     }
 
@@ -197,13 +210,21 @@ impl TaskStore for RedisStore {
         record: &MessageRecord,
         new_in_context: bool,
     ) -> Result<SaveOutcome, StoreError> {
+        let mut connection = self.connection.clone();
         let reply: Vec<Value> = self
             .save_invocation(owner, task, message_key, record, new_in_context)?
-            .invoke_async(&mut self.connection.clone())
+            .invoke_async(&mut connection)
             .await?;
+        let key = Self::key(owner, "msg", message_key);
         match reply.as_slice() {
-            [Value::Int(1)] => Ok(SaveOutcome::Saved),
-            [Value::Int(0), existing] => Ok(SaveOutcome::Duplicate(seen(existing)?)),
+            [Value::Int(1)] => {
+                connection.acknowledge(&key).await?;
+                Ok(SaveOutcome::Saved)
+            }
+            [Value::Int(0), existing] => {
+                connection.acknowledge_existing(&key).await?;
+                Ok(SaveOutcome::Duplicate(seen(existing)?))
+            }
             other => Err(StoreError::Corrupt(format!(
                 "unexpected save reply {other:?}"
             ))),
@@ -299,13 +320,19 @@ impl ChargedSaves for RedisStore {
             .key(&charge.key)
             .arg(charge.interval_ps)
             .arg(charge.limit);
-        let reply: Vec<Value> = invocation
-            .invoke_async(&mut self.connection.clone())
-            .await?;
+        let mut connection = self.connection.clone();
+        let reply: Vec<Value> = invocation.invoke_async(&mut connection).await?;
         let unexpected = || StoreError::Corrupt(format!("unexpected charged save reply {reply:?}"));
+        let key = Self::key(owner, "msg", message_key);
         match reply.as_slice() {
-            [Value::Int(0), existing] => Ok(ChargedSaveOutcome::Seen(seen(existing)?)),
+            [Value::Int(0), existing] => {
+                connection.acknowledge_existing(&key).await?;
+                Ok(ChargedSaveOutcome::Seen(seen(existing)?))
+            }
             [Value::Int(status @ (1 | 2)), gcra @ ..] => {
+                if *status == 1 {
+                    connection.acknowledge(&key).await?;
+                }
                 let numbers = gcra
                     .iter()
                     .map(|value| match value {

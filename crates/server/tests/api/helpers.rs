@@ -375,7 +375,7 @@ impl RedisServer {
         Self::spawn(dir, port, extra)
     }
 
-    fn spawn(dir: TempDir, port: u16, extra: &[&str]) -> RedisServer {
+    pub fn spawn(dir: TempDir, port: u16, extra: &[&str]) -> RedisServer {
         let child = Self::launch(dir.path(), port, extra);
         let server = RedisServer {
             child,
@@ -514,7 +514,7 @@ impl RedisCluster {
 }
 
 /// A free port whose cluster bus port (+10000) is free and valid too.
-fn free_cluster_port() -> u16 {
+pub fn free_cluster_port() -> u16 {
     loop {
         let port = free_port();
         if port < 50_000 && StdListener::bind(("127.0.0.1", port + 10_000)).is_ok() {

@@ -93,9 +93,10 @@ impl Backing {
                 let connection = redis_conn::connect(&url, false, timeout)
                     .await
                     .expect("redis connection");
-                let backend = RedisBackend::connect(connection, &url, Duration::from_secs(86_400))
-                    .await
-                    .expect("redis backend");
+                let backend =
+                    RedisBackend::connect(connection, Some(&url), Duration::from_secs(86_400))
+                        .await
+                        .expect("redis backend");
                 (Arc::new(backend), Arc::new(store))
             }
         };

@@ -8,6 +8,7 @@ mod cards;
 mod conformance;
 mod edge;
 mod errors;
+mod failover;
 mod faults;
 mod footprint;
 mod grpc;

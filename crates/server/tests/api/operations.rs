@@ -206,6 +206,38 @@ fn invalid_configuration_names_the_key() {
         ),
         (vec![("A2A__AUTH__MODE", "jwks")], "auth.jwks_url"),
         (vec![("A2A__STORE__BACKEND", "redis")], "store.redis_url"),
+        (
+            vec![
+                ("A2A__STORE__BACKEND", "redis"),
+                ("A2A__STORE__REDIS_SENTINELS", "127.0.0.1:26379"),
+            ],
+            "store.redis_sentinel_master",
+        ),
+        (
+            vec![
+                ("A2A__STORE__BACKEND", "redis"),
+                ("A2A__STORE__REDIS_SENTINELS", "127.0.0.1"),
+                ("A2A__STORE__REDIS_SENTINEL_MASTER", "a2a"),
+            ],
+            "store.redis_sentinels",
+        ),
+        (
+            vec![("A2A__STORE__REDIS_SENTINEL_MASTER", "a2a")],
+            "store.redis_sentinels",
+        ),
+        (
+            vec![("A2A__STORE__REPLICAS_TO_ACK", "1")],
+            "store.replicas_to_ack",
+        ),
+        (
+            vec![
+                ("A2A__STORE__BACKEND", "redis"),
+                ("A2A__STORE__REDIS_URL", "redis://127.0.0.1:6379/0"),
+                ("A2A__STORE__REPLICAS_TO_ACK", "1"),
+                ("A2A__STORE__REPLICAS_ACK_TIMEOUT_MS", "5000"),
+            ],
+            "store.replicas_ack_timeout_ms",
+        ),
         (vec![("A2A__STORE__BACKEND", "postgres")], "backend"),
         (
             vec![("A2A__AUTH__HS256_SECRET", "short")],

@@ -52,16 +52,19 @@ impl PushConfigStore for RedisConfigs {
     ) -> Result<(), PushError> {
         let id = id_of(config)?;
         let json = serde_json::to_vec(config).map_err(|e| PushError::Corrupt(e.to_string()))?;
+        let key = Self::key(owner, task_id);
+        let mut connection = self.connection.clone();
         let set: i64 = self
             .set
-            .key(Self::key(owner, task_id))
+            .key(&key)
             .arg(id)
             .arg(json)
             .arg(cap)
             .arg(self.ttl_secs)
-            .invoke_async(&mut self.connection.clone())
+            .invoke_async(&mut connection)
             .await?;
         if set == 1 {
+            connection.acknowledge(&key).await?;
             Ok(())
         } else {
             Err(PushError::TooManyConfigs(cap))
