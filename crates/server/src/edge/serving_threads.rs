@@ -8,8 +8,9 @@
 //! request), in turn rather than by the kernel's `SO_REUSEPORT` hash: a handful of long-lived
 //! keep-alive connections hashed onto two listeners often land unevenly, and one thread would
 //! then serve most of the load while the other idles (BENCHMARKS.md, "Serving threads").
-//! Background work (the task runtime's dispatcher and reaper, the push worker, Redis
-//! connection drivers, JWKS refresh) stays on the runtime that started the server.
+//! Background work (the task runtime's dispatcher and reaper, the push worker, JWKS refresh)
+//! stays on the runtime that started the server; each thread that talks to a single Redis has
+//! a connection of its own, driven on that thread (`redis_conn`).
 
 use std::future::Future;
 use std::pin::Pin;

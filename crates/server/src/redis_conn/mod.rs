@@ -6,6 +6,7 @@
 
 mod primary;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
@@ -13,6 +14,7 @@ use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Script, Value};
+use thread_local::ThreadLocal;
 
 use crate::config::StoreSettings;
 use primary::PrimaryLink;
@@ -86,8 +88,8 @@ pub struct RedisConnection {
 
 #[derive(Clone)]
 enum Link {
-    /// One server (or a primary behind a proxy).
-    Single(ConnectionManager),
+    /// One server (or a primary behind a proxy): a reconnecting connection per thread.
+    Single(Arc<ThreadLinks>),
     /// A Redis Cluster.
     Cluster(ClusterConnection),
     /// The primary of a Sentinel deployment, or one primary whose writes wait for replicas:
@@ -143,9 +145,52 @@ async fn link_to_url(url: &str, target: &Target) -> RedisResult<Link> {
         .set_connection_timeout(Some(target.timeout))
         .set_response_timeout(Some(target.timeout))
         .set_number_of_retries(2);
-    Ok(Link::Single(
-        client.get_connection_manager_with_config(config).await?,
-    ))
+    Ok(Link::Single(Arc::new(ThreadLinks::open(client, config).await?)))
+}
+
+/// One reconnecting connection per thread that talks to Redis, each made on that thread's
+/// first command, so that its driver runs on that thread's runtime: a serving thread's
+/// commands and their answers stay on its core, where one connection shared by every thread
+/// would hand each command to the thread running its driver and each answer back (two
+/// cross-thread wake-ups a round trip). Each connection keeps the order of the commands sent
+/// through it; a call's commands follow one another, so they keep theirs on any thread.
+struct ThreadLinks {
+    client: redis::Client,
+    config: ConnectionManagerConfig,
+    links: ThreadLocal<ConnectionManager>,
+    /// The database every connection selects (from the URL).
+    db: i64,
+}
+
+impl ThreadLinks {
+    /// The links, with the starting thread's connection made now: a Redis that cannot be
+    /// reached fails the start, not the first call.
+    async fn open(client: redis::Client, config: ConnectionManagerConfig) -> RedisResult<Self> {
+        let first = client
+            .get_connection_manager_with_config(config.clone())
+            .await?;
+        let links = ThreadLocal::new();
+        let db = first.get_db();
+        links.get_or(|| first);
+        Ok(ThreadLinks {
+            client,
+            config,
+            links,
+            db,
+        })
+    }
+
+    /// This thread's connection, made if it has none yet.
+    async fn current(&self) -> RedisResult<ConnectionManager> {
+        if let Some(link) = self.links.get() {
+            return Ok(link.clone());
+        }
+        let made = self
+            .client
+            .get_connection_manager_with_config(self.config.clone())
+            .await?;
+        Ok(self.links.get_or(|| made).clone())
+    }
 }
 
 impl RedisConnection {
@@ -233,7 +278,10 @@ fn not_acknowledged(detail: &str) -> RedisError {
 impl ConnectionLike for RedisConnection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match &mut self.link {
-            Link::Single(c) => c.req_packed_command(cmd),
+            Link::Single(links) => Box::pin(async move {
+                let mut link = links.current().await?;
+                link.req_packed_command(cmd).await
+            }),
             Link::Cluster(c) => c.req_packed_command(cmd),
             Link::Primary(c) => c.req_packed_command(cmd),
         }
@@ -246,7 +294,10 @@ impl ConnectionLike for RedisConnection {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match &mut self.link {
-            Link::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Link::Single(links) => Box::pin(async move {
+                let mut link = links.current().await?;
+                link.req_packed_commands(pipeline, offset, count).await
+            }),
             Link::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
             Link::Primary(c) => c.req_packed_commands(pipeline, offset, count),
         }
@@ -254,7 +305,7 @@ impl ConnectionLike for RedisConnection {
 
     fn get_db(&self) -> i64 {
         match &self.link {
-            Link::Single(c) => c.get_db(),
+            Link::Single(links) => links.db,
             Link::Cluster(c) => c.get_db(),
             Link::Primary(c) => c.get_db(),
         }
