@@ -145,7 +145,9 @@ async fn link_to_url(url: &str, target: &Target) -> RedisResult<Link> {
         .set_connection_timeout(Some(target.timeout))
         .set_response_timeout(Some(target.timeout))
         .set_number_of_retries(2);
-    Ok(Link::Single(Arc::new(ThreadLinks::open(client, config).await?)))
+    Ok(Link::Single(Arc::new(
+        ThreadLinks::open(client, config).await?,
+    )))
 }
 
 /// One reconnecting connection per thread that talks to Redis, each made on that thread's

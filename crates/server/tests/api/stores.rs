@@ -1,6 +1,7 @@
 //! The same behaviour through both task stores: idempotent retries, continuation, contexts,
 //! owner scoping, history trimming and TTL expiry. The Redis runs use a redis-server of their own.
 
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use magisterium_a2a::auth::Plan;
@@ -404,5 +405,86 @@ async fn replicas_writing_plain_and_compressed_tasks_read_each_others() {
                 "the earlier turn is read back: {seen}"
             );
         }
+    }
+}
+
+/// Each thread that talks to a single Redis has a connection of its own, made on its first
+/// command: two threads, each with a single-threaded runtime as the serving threads have, open
+/// two connections beside the starting thread's, and each thread's commands are answered on it.
+#[test]
+fn each_thread_talks_to_redis_on_a_connection_of_its_own() {
+    let redis = RedisServer::start();
+    let starter = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let connection = starter
+        .block_on(magisterium_a2a::redis_conn::connect(
+            &redis.url(),
+            false,
+            Duration::from_secs(2),
+        ))
+        .unwrap();
+    let clients = || -> usize {
+        starter.block_on(async {
+            let client = redis::Client::open(redis.url()).unwrap();
+            let mut own = client.get_multiplexed_async_connection().await.unwrap();
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .query_async(&mut own)
+                .await
+                .unwrap();
+            // This probe's own connection is not counted.
+            list.lines().count() - 1
+        })
+    };
+    assert_eq!(
+        clients(),
+        1,
+        "the starting thread's connection, made at once"
+    );
+    let talked = Arc::new(Barrier::new(3));
+    let counted = Arc::new(Barrier::new(3));
+    let threads: Vec<_> = (0..2)
+        .map(|number| {
+            let mut connection = connection.clone();
+            let (talked, counted) = (Arc::clone(&talked), Arc::clone(&counted));
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async move {
+                    for round in 0..3 {
+                        let key = format!("per-thread:{number}:{round}");
+                        let _: () = redis::cmd("SET")
+                            .arg(&key)
+                            .arg(number)
+                            .query_async(&mut connection)
+                            .await
+                            .unwrap();
+                        let read: u32 = redis::cmd("GET")
+                            .arg(&key)
+                            .query_async(&mut connection)
+                            .await
+                            .unwrap();
+                        assert_eq!(read, number);
+                    }
+                    // The thread, and so its connection, lives until the count is taken.
+                    talked.wait();
+                    counted.wait();
+                })
+            })
+        })
+        .collect();
+    talked.wait();
+    assert_eq!(
+        clients(),
+        3,
+        "one more connection per thread, not per command"
+    );
+    counted.wait();
+    for thread in threads {
+        thread.join().unwrap();
     }
 }
