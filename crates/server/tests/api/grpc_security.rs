@@ -697,3 +697,61 @@ async fn huge_metadata_is_refused_and_the_server_serves_on() {
     .expect_err("not found");
     assert_eq!(answer.code(), Code::NotFound);
 }
+
+/// Reflection answers anyone with the protocol's descriptors: the streams open at once are
+/// capped (`grpc.max_reflection_streams`), one more is `UNAVAILABLE` at once, the health
+/// service and the A2A service are still served, and a closed stream frees its place.
+#[tokio::test]
+async fn reflection_streams_are_capped_on_the_replica() {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+
+    let app = spawn_app(|s| s.grpc.max_reflection_streams = 2).await;
+    let channel = channel(&app).await;
+    let open = || {
+        let mut reflection = ServerReflectionClient::new(channel.clone());
+        async move {
+            let list = ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some(MessageRequest::ListServices(String::new())),
+            };
+            let (asking, asked) = futures::channel::mpsc::unbounded();
+            asking.unbounded_send(list).unwrap();
+            let mut answers = reflection.server_reflection_info(asked).await?.into_inner();
+            answers.message().await?;
+            Ok::<_, Status>((asking, answers))
+        }
+    };
+    let first = open().await.expect("a first stream");
+    let _second = open().await.expect("a second stream");
+    let refused = tokio::time::timeout(Duration::from_secs(3), open())
+        .await
+        .expect("answered at once")
+        .err()
+        .expect("a third is refused");
+    assert_status(&refused, Code::Unavailable, "OVERLOADED");
+    let mut health = HealthClient::new(channel.clone());
+    health
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .expect("health is still served");
+    let token = app.token("grpc-reflected", Plan::Pro);
+    call(
+        &channel,
+        Some(&token),
+        "SendMessage",
+        message("test_echo", "served"),
+        &[],
+    )
+    .await
+    .expect("the A2A service is still served");
+    // The client ends its requests: the stream ends, and its place is free.
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    open().await.expect("a closed stream frees its place");
+}
