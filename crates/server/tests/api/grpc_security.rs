@@ -766,3 +766,21 @@ async fn reflection_streams_are_capped_on_the_replica() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     open().await.expect("a closed stream frees its place");
 }
+
+/// A message that never finishes arriving meets the body deadline: `DEADLINE_EXCEEDED` with
+/// the A2A `ErrorInfo`, as the other bindings answer 408.
+#[tokio::test]
+async fn a_message_that_never_finishes_meets_the_body_deadline() {
+    let app = spawn_app(|s| s.server.body_read_timeout_secs = 1).await;
+    let token = app.token("grpc-trickler", Plan::Pro);
+    let mut connection = connect(&app, 65_535).await;
+    let started = Instant::now();
+    let (response, _open) = held_call(&mut connection, &app, &token);
+    let (status, _) = status_of(response, Duration::from_secs(5)).await;
+    assert_status(&status, Code::DeadlineExceeded, "INVALID_REQUEST");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+}
