@@ -584,7 +584,7 @@ async fn the_public_services_cannot_be_held_or_filled_without_a_token() {
     )
     .await
     .expect("answered at once");
-    let status = watch.err().expect("Watch is not served");
+    let status = watch.expect_err("Watch is not served");
     assert_eq!(status.code(), Code::Unimplemented, "{status:?}");
     let big = health
         .check(HealthCheckRequest {
@@ -741,8 +741,7 @@ async fn reflection_streams_are_capped_on_the_replica() {
     let refused = tokio::time::timeout(Duration::from_secs(3), open())
         .await
         .expect("answered at once")
-        .err()
-        .expect("a third is refused");
+        .expect_err("a third is refused");
     assert_status(&refused, Code::Unavailable, "OVERLOADED");
     let mut health = HealthClient::new(channel.clone());
     health
