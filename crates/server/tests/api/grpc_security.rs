@@ -783,3 +783,37 @@ async fn a_message_that_never_finishes_meets_the_body_deadline() {
         started.elapsed()
     );
 }
+
+/// A task whose metadata nests deep, made over JSON-RPC (which takes serde_json's 128 levels),
+/// read over gRPC: as deep as a gRPC client can send (about 30 levels of `Struct`) it is read;
+/// far deeper it is answered with a status and the server serves on, never a crash.
+#[tokio::test]
+async fn a_deep_task_made_over_json_rpc_is_answered_over_grpc() {
+    let app = spawn_app(unlimited).await;
+    let token = app.token("grpc-deep-json", Plan::Pro);
+    let mut connection = connect(&app, 1 << 20).await;
+    for (depth, read) in [(30, true), (120, false)] {
+        let mut deep = json!(true);
+        for _ in 0..depth {
+            deep = json!({ "a": deep });
+        }
+        let mut body = crate::helpers::send_body("test_echo", "deep", &uuid());
+        body["params"]["message"]["metadata"]["deep"] = deep;
+        let reply = app.rpc(Some(&token), &body).await;
+        let task_id = reply.result()["id"].as_str().expect("a task").to_string();
+        let get = head(&app, &rpc_path("GetTask"), Some(&token), &[]);
+        let message = whole(&encoded("GetTask", json!({ "id": task_id })));
+        let (response, _) = send(&mut connection, get, message, true);
+        let (status, received) = status_of(response, Duration::from_secs(5)).await;
+        assert_eq!(
+            status.code() == Code::Ok && received > 0,
+            read,
+            "{depth}: {status:?}"
+        );
+    }
+    let get = head(&app, &rpc_path("GetTask"), Some(&token), &[]);
+    let message = whole(&encoded("GetTask", json!({ "id": "t-none" })));
+    let (response, _) = send(&mut connection, get, message, true);
+    let (status, _) = status_of(response, Duration::from_secs(5)).await;
+    assert_status(&status, Code::NotFound, "TASK_NOT_FOUND");
+}
