@@ -785,14 +785,15 @@ async fn a_message_that_never_finishes_meets_the_body_deadline() {
 }
 
 /// A task whose metadata nests deep, made over JSON-RPC (which takes serde_json's 128 levels),
-/// read over gRPC: as deep as a gRPC client can send (about 30 levels of `Struct`) it is read;
-/// far deeper it is answered with a status and the server serves on, never a crash.
+/// is read over gRPC: as deep as a gRPC client can send (about 30 levels of `Struct`) and far
+/// deeper (the answer is written from the rendered JSON, whose depth the JSON parse bounded),
+/// and the server serves on.
 #[tokio::test]
-async fn a_deep_task_made_over_json_rpc_is_answered_over_grpc() {
+async fn a_deep_task_made_over_json_rpc_is_read_over_grpc() {
     let app = spawn_app(unlimited).await;
     let token = app.token("grpc-deep-json", Plan::Pro);
     let mut connection = connect(&app, 1 << 20).await;
-    for (depth, read) in [(30, true), (120, false)] {
+    for depth in [30, 120] {
         let mut deep = json!(true);
         for _ in 0..depth {
             deep = json!({ "a": deep });
@@ -806,8 +807,8 @@ async fn a_deep_task_made_over_json_rpc_is_answered_over_grpc() {
         let (response, _) = send(&mut connection, get, message, true);
         let (status, received) = status_of(response, Duration::from_secs(5)).await;
         assert_eq!(
-            status.code() == Code::Ok && received > 0,
-            read,
+            (status.code(), received > 0),
+            (Code::Ok, true),
             "{depth}: {status:?}"
         );
     }
