@@ -237,11 +237,17 @@ async fn stalled_subscription(
 }
 
 /// A gRPC stream whose client reads nothing keeps its place (`tasks.max_streams_per_user`):
-/// the user's next stream, on gRPC or JSON-RPC, is refused, and the refused
-/// `SendStreamingMessage` starts no task.
+/// the user's next stream, on gRPC or JSON-RPC, is refused, and the refused streams start no
+/// task and are not charged (three messages a minute: five refused streams leave the user's
+/// next message its place in the bucket).
 #[tokio::test]
 async fn a_grpc_stream_keeps_its_place_while_its_client_reads_nothing() {
-    let app = spawn_app(one_place).await;
+    let app = spawn_app(|s| {
+        one_place(s);
+        s.limits.enabled = Some(true);
+        s.limits.pro.default_per_minute = 3;
+    })
+    .await;
     let token = app.token("grpc-never-reads", Plan::Pro);
     let task_id = logged_task(&app, &token, 50_000).await;
     let stalled = stalled_subscription(&app, &token, &task_id, 0).await;
@@ -260,16 +266,18 @@ async fn a_grpc_stream_keeps_its_place_while_its_client_reads_nothing() {
     .expect_err("the place is taken");
     assert_status(&refused, Code::ResourceExhausted, "RATE_LIMITED");
     assert_eq!(bucket(&refused), "streams");
-    let refused = open_stream(
-        &channel,
-        &token,
-        "SendStreamingMessage",
-        message("test_echo", "one more"),
-        &[],
-    )
-    .await
-    .expect_err("the place is taken");
-    assert_eq!(bucket(&refused), "streams", "{refused:?}");
+    for _ in 0..5 {
+        let refused = open_stream(
+            &channel,
+            &token,
+            "SendStreamingMessage",
+            message("test_echo", "one more"),
+            &[],
+        )
+        .await
+        .expect_err("the place is taken");
+        assert_eq!(bucket(&refused), "streams", "{refused:?}");
+    }
     let (status, answer) = resubscribe(&app, &token, &task_id).await;
     assert_eq!(
         (status, answer[0]["error"]["data"]["bucket"].as_str()),
@@ -285,6 +293,15 @@ async fn a_grpc_stream_keeps_its_place_while_its_client_reads_nothing() {
         Some(1),
         "the refused stream started no task: {listed}"
     );
+    call(
+        &channel,
+        Some(&token),
+        "SendMessage",
+        message("test_echo", "not charged"),
+        &[],
+    )
+    .await
+    .expect("the refused streams were not charged");
 }
 
 /// A stalled gRPC stream holding a large event counts against the user's stream bytes: the
