@@ -374,6 +374,7 @@ impl Application {
                 read_timeout: Duration::from_secs(settings.server.body_read_timeout_secs),
             },
             push: Arc::clone(&push),
+            max_reflection_streams: settings.grpc.max_reflection_streams,
         });
         let guard = guard(&settings)?;
         let router = router::router(

@@ -49,6 +49,8 @@ pub(crate) struct AppState {
     pub(crate) body_limits: BodyLimits,
     /// Push notifications: configs, queue, and the key whose JWK set is served.
     pub(crate) push: Arc<Push>,
+    /// Server reflection streams open at once at most (`grpc.max_reflection_streams`).
+    pub(crate) max_reflection_streams: usize,
 }
 
 impl AppState {

@@ -9,7 +9,7 @@ use super::ConfigError;
 
 /// Where the gRPC binding listens besides the HTTP port, and what the card tells clients to
 /// dial (`[grpc]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GrpcSettings {
     /// A second listening address that serves the same routes (`A2A__GRPC__BIND`, e.g.
@@ -20,6 +20,22 @@ pub struct GrpcSettings {
     /// a gRPC client dials. Unset: the host of the public URL with the gRPC listener's port
     /// (`bind`'s when set, else the public URL's).
     pub public_target: Option<String>,
+    /// Server reflection streams open at once on a replica at most
+    /// (`A2A__GRPC__MAX_REFLECTION_STREAMS`, 32); one more is `UNAVAILABLE` at once.
+    /// Reflection needs no token and answers each request with the protocol's descriptors
+    /// (about 32 KB), so this bounds what anonymous callers who never read can make the
+    /// server hold.
+    pub max_reflection_streams: usize,
+}
+
+impl Default for GrpcSettings {
+    fn default() -> Self {
+        GrpcSettings {
+            bind: None,
+            public_target: None,
+            max_reflection_streams: 32,
+        }
+    }
 }
 
 impl GrpcSettings {
@@ -42,6 +58,12 @@ impl GrpcSettings {
 
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         self.bind_addr()?;
+        if self.max_reflection_streams == 0 {
+            return Err(ConfigError::invalid(
+                "grpc.max_reflection_streams",
+                "must be at least 1 (reflection is then served one stream at a time)",
+            ));
+        }
         if let Some(target) = &self.public_target {
             let valid = target
                 .rsplit_once(':')
@@ -85,5 +107,8 @@ mod tests {
         }
         grpc.public_target = Some("a2a.example.com:443".into());
         grpc.validate().unwrap();
+        grpc.max_reflection_streams = 0;
+        let refused = grpc.validate().unwrap_err().to_string();
+        assert!(refused.contains("grpc.max_reflection_streams"), "{refused}");
     }
 }

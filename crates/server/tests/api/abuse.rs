@@ -258,7 +258,7 @@ async fn calls_of_the_http_json_binding_hold_the_same_share_of_the_slots() {
 }
 
 /// Three slots in all, two a user, and bodies that may take ten seconds.
-fn two_slots_a_user(settings: &mut Settings) {
+pub(crate) fn two_slots_a_user(settings: &mut Settings) {
     settings.server.max_in_flight = 3;
     settings.server.max_in_flight_per_user = 2;
     settings.server.body_read_timeout_secs = 10;

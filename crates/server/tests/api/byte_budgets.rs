@@ -36,7 +36,7 @@ const REST: &str = "/api/v1/a2a/rest";
 
 /// Settings every test here starts from: no rate limit (the attacks send many calls), the
 /// rest as given.
-fn unlimited(settings: &mut Settings) {
+pub(crate) fn unlimited(settings: &mut Settings) {
     settings.limits.enabled = Some(false);
 }
 
@@ -53,7 +53,7 @@ async fn stored_task(app: &TestApp, token: &str, text_bytes: usize) -> String {
 
 /// A task sent without waiting (so it has an event log, its first event the `submitted` task
 /// of about `text_bytes` bytes), once it completed; its id.
-async fn logged_task(app: &TestApp, token: &str, text_bytes: usize) -> String {
+pub(crate) async fn logged_task(app: &TestApp, token: &str, text_bytes: usize) -> String {
     let mut body = send_body("test_echo", &text_of(text_bytes), &uuid());
     body["params"]["configuration"] = json!({"blocking": false});
     let reply = app.rpc(Some(token), &body).await;
@@ -146,7 +146,7 @@ struct Stalled {
 }
 
 /// What an answer's events say, short: each one's result kind or error code.
-fn summary(events: &[Value]) -> Vec<String> {
+pub(crate) fn summary(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .map(|event| match event.get("error") {
@@ -158,7 +158,7 @@ fn summary(events: &[Value]) -> Vec<String> {
 
 /// `tasks/resubscribe` read to its end over HTTP/1: the status and the events (or the one JSON
 /// answer of a refusal).
-async fn resubscribe(app: &TestApp, token: &str, task_id: &str) -> (u16, Vec<Value>) {
+pub(crate) async fn resubscribe(app: &TestApp, token: &str, task_id: &str) -> (u16, Vec<Value>) {
     let (status, _, events) = events(
         app,
         token,
@@ -169,7 +169,7 @@ async fn resubscribe(app: &TestApp, token: &str, task_id: &str) -> (u16, Vec<Val
 }
 
 /// Settings of the stream-place tests: a place lapses after three keep-alives of a second.
-fn one_place(settings: &mut Settings) {
+pub(crate) fn one_place(settings: &mut Settings) {
     unlimited(settings);
     settings.tasks.keepalive_secs = 1;
     settings.tasks.max_streams_per_user = 1;

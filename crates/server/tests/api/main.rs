@@ -12,6 +12,7 @@ mod failover;
 mod faults;
 mod footprint;
 mod grpc;
+mod grpc_security;
 mod helpers;
 mod isolation;
 mod lifecycle;

@@ -10,6 +10,9 @@ use prost_reflect::{DynamicMessage, MessageDescriptor};
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
+use crate::bindings::grpc::status::status;
+use crate::error::ApiError;
+
 /// Decodes messages of one type and encodes messages of any: an RPC's request and response.
 #[derive(Debug, Clone)]
 pub struct DynamicCodec {
@@ -54,7 +57,9 @@ impl Encoder for DynamicEncoder {
     }
 }
 
-/// Reads one message of its type; bytes that are not one are the client's error.
+/// Reads one message of its type; bytes that are not one (nesting deeper than the decoder's
+/// limit of 100 messages included) are the client's error, `INVALID_ARGUMENT` with the A2A
+/// `ErrorInfo`.
 #[derive(Debug)]
 pub struct DynamicDecoder(MessageDescriptor);
 
@@ -66,10 +71,11 @@ impl Decoder for DynamicDecoder {
         DynamicMessage::decode(self.0.clone(), src)
             .map(Some)
             .map_err(|e| {
-                Status::invalid_argument(format!(
+                let error = ApiError::InvalidParams(format!(
                     "the message is not a valid {}: {e}",
                     self.0.full_name()
-                ))
+                ));
+                status(&error, "-", None)
             })
     }
 }

@@ -24,6 +24,7 @@ use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::bindings::grpc::codec::{Encoded, ServerCodec};
+use crate::bindings::grpc::framing::FramedBody;
 use crate::bindings::grpc::schema::{self, Rpc};
 use crate::bindings::grpc::status::{status, trailers_only};
 use crate::bindings::grpc::stream::{self, EventStream};
@@ -109,8 +110,10 @@ impl Call<'_> {
         };
         let principal = &principal;
         let mut staged = Some(staged);
+        let limits = self.state.body_limits;
+        let request = request.map(|body| Body::new(FramedBody::new(body, limits)));
         let mut grpc = Grpc::new(ServerCodec::new(rpc.input.clone()))
-            .max_decoding_message_size(self.state.body_limits.max_bytes);
+            .max_decoding_message_size(limits.max_bytes);
         let response = if rpc.row.streams() {
             let service =
                 service_fn(move |request| self.streamed(rpc, principal, staged.take(), request));

@@ -8,7 +8,9 @@
 //! `ErrorInfo` (`status`), streams the task's `StreamResponse`s (`stream`).
 
 pub mod codec;
+pub(crate) mod framing;
 pub(crate) mod handler;
+pub(crate) mod public;
 pub mod schema;
 pub(crate) mod status;
 pub(crate) mod stream;
@@ -19,10 +21,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::response::Response;
 use axum::routing::any;
-use futures::FutureExt;
 use tonic::Status;
-use tonic::server::NamedService;
-use tonic_health::ServingStatus;
 
 use crate::bindings::AppState;
 use crate::error::ApiError;
@@ -30,45 +29,18 @@ use crate::paths::GRPC_SERVICE;
 
 pub(crate) use status::is_grpc;
 
-/// The binding's routes: the A2A service's RPCs, the health service and server reflection
-/// (v1 and v1alpha); any other service or RPC is `UNIMPLEMENTED`, as a gRPC server answers it.
+/// The binding's routes: the A2A service's RPCs and the public services ([`public`]); any
+/// other service or RPC is `UNIMPLEMENTED`, as a gRPC server answers it.
 pub(crate) fn routes(state: Arc<AppState>) -> Router {
-    let (reporter, health) = tonic_health::server::health_reporter();
-    // The reporter's lock is free while nothing else holds it, so this completes at once.
-    let _ = reporter
-        .set_service_status(GRPC_SERVICE, ServingStatus::Serving)
-        .now_or_never();
-    let reflection = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(schema::DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-    };
-    // The descriptor sets are compiled into the server; `schema`'s tests read them.
-    let reflection_v1 = reflection()
-        .build_v1()
-        .expect("the descriptor sets compiled into the server are valid");
-    let reflection_v1alpha = reflection()
-        .build_v1alpha()
-        .expect("the descriptor sets compiled into the server are valid");
+    let public = public::routes(state.body_limits, state.max_reflection_streams);
     Router::new()
         .route(
             &format!("/{GRPC_SERVICE}/{{rpc}}"),
             any(handler::grpc_handler),
         )
-        .route_service(&below(name_of(&health)), health)
-        .route_service(&below(name_of(&reflection_v1)), reflection_v1)
-        .route_service(&below(name_of(&reflection_v1alpha)), reflection_v1alpha)
+        .merge(public)
         .fallback(unimplemented)
         .with_state(state)
-}
-
-fn name_of<S: NamedService>(_: &S) -> &'static str {
-    S::NAME
-}
-
-/// Every RPC path of a service.
-fn below(service: &str) -> String {
-    format!("/{service}/{{*rpc}}")
 }
 
 async fn unimplemented() -> Response {
