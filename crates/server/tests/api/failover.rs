@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::helpers::{
-    RedisServer, Reply, TestApp, call, free_cluster_port, free_port, send_body, spawn_app, uuid,
+    RedisCluster, RedisServer, Reply, TestApp, call, free_port, send_body, spawn_app, uuid,
 };
 
 /// A primary starts a replica's first sync at once (Redis waits 5 s for more replicas by default).
@@ -638,39 +638,19 @@ fn first_event(text: &str) -> Value {
 /// cluster promotes one of its replicas (`cluster-node-timeout` 1 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_redis_cluster_follows_a_killed_primary_to_its_promoted_replica() {
-    let mut nodes: Vec<RedisServer> = (0..9)
-        .map(|_| {
-            RedisServer::spawn(
-                TempDir::new().expect("temp dir"),
-                free_cluster_port(),
-                &[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "1000",
-                    "--repl-diskless-sync-delay",
-                    "0",
-                ],
-            )
-        })
-        .collect();
-    let addresses: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let status = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(&addresses)
-        .args(["--cluster-replicas", "2", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("redis-cli (package redis-tools) runs");
-    assert!(status.success(), "redis-cli --cluster create failed");
+    let mut cluster = RedisCluster::start_with(
+        3,
+        2,
+        &[
+            "--cluster-node-timeout",
+            "1000",
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    let nodes = &mut cluster.nodes;
     let started = Instant::now();
-    while !cluster_ready(&nodes).await {
+    while !cluster_ready(nodes).await {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "the cluster becomes ready"

@@ -449,30 +449,32 @@ impl Drop for RedisServer {
     }
 }
 
-/// A Redis Cluster of three masters on loopback, made with `redis-cli --cluster create`.
+/// A Redis Cluster on loopback, made with `redis-cli --cluster create`.
 pub struct RedisCluster {
-    nodes: Vec<RedisServer>,
+    /// Its servers, primaries and replicas in the order `redis-cli` was given them.
+    pub nodes: Vec<RedisServer>,
 }
 
 impl RedisCluster {
-    /// Starts three cluster-enabled servers and joins them (no replicas).
+    /// Three primaries, no replicas.
     pub fn start() -> RedisCluster {
-        let nodes: Vec<RedisServer> = (0..3)
+        RedisCluster::start_with(3, 0, &["--cluster-node-timeout", "2000"])
+    }
+
+    /// `primaries` primaries with `replicas` replicas each, every server started with `extra`
+    /// arguments beside cluster mode; returns once every node says `cluster_state:ok`.
+    pub fn start_with(primaries: usize, replicas: usize, extra: &[&str]) -> RedisCluster {
+        let mut arguments = vec![
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+        ];
+        arguments.extend_from_slice(extra);
+        let nodes: Vec<RedisServer> = (0..primaries * (1 + replicas))
             .map(|_| {
                 let dir = TempDir::new().expect("temp dir");
-                let port = free_cluster_port();
-                RedisServer::spawn(
-                    dir,
-                    port,
-                    &[
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-node-timeout",
-                        "2000",
-                    ],
-                )
+                RedisServer::spawn(dir, free_cluster_port(), &arguments)
             })
             .collect();
         let addresses: Vec<String> = nodes
@@ -482,7 +484,7 @@ impl RedisCluster {
         let status = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addresses)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
