@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use magisterium_a2a::auth::Plan;
 use serde_json::{Value, json};
 
-use crate::helpers::{call, raw_send, send_body, spawn_app, unanswered, uuid};
+use crate::helpers::{call, free_port, raw_send, send_body, spawn_app, unanswered, uuid};
 
 fn header_set(value: &str) -> BTreeSet<String> {
     value
@@ -191,6 +191,8 @@ fn binary() -> Command {
 #[test]
 fn invalid_configuration_names_the_key() {
     let dir = tempfile::tempdir().unwrap();
+    // Refused before any connection: a port nothing listens on is enough.
+    let unused_redis = format!("redis://127.0.0.1:{}/0", free_port());
     let cases = [
         (
             vec![("A2A__LIMITS__PRO__DEFAULT_PER_MINUTE", "lots")],
@@ -232,7 +234,7 @@ fn invalid_configuration_names_the_key() {
         (
             vec![
                 ("A2A__STORE__BACKEND", "redis"),
-                ("A2A__STORE__REDIS_URL", "redis://127.0.0.1:6379/0"),
+                ("A2A__STORE__REDIS_URL", unused_redis.as_str()),
                 ("A2A__STORE__REPLICAS_TO_ACK", "1"),
                 ("A2A__STORE__REPLICAS_ACK_TIMEOUT_MS", "5000"),
             ],
