@@ -80,7 +80,12 @@ pub(crate) fn to_tree(message: &DynamicMessage) -> Result<Value, ApiError> {
 pub(crate) fn encode_answer(json: &[u8], output: &MessageDescriptor) -> Result<Encoded, ApiError> {
     let tree: Value = serde_json::from_slice(json)
         .map_err(|e| ApiError::Internal(format!("an answer is not JSON: {e}")))?;
-    transcode::encode(&tree, output).map(Encoded).map_err(|e| {
+    encode_tree(&tree, output)
+}
+
+/// As [`encode_answer`], for an answer already held as a JSON tree (a stream's event).
+pub(crate) fn encode_tree(tree: &Value, output: &MessageDescriptor) -> Result<Encoded, ApiError> {
+    transcode::encode(tree, output).map(Encoded).map_err(|e| {
         ApiError::Internal(format!(
             "an answer does not fit {}: {e}",
             output.full_name()

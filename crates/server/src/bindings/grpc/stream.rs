@@ -90,7 +90,7 @@ impl Streaming {
 /// A logged event (its 0.3 form) as a 1.0 `StreamResponse` message.
 fn render(json: &[u8], output: &MessageDescriptor) -> Result<Encoded, ApiError> {
     let event = StreamEvent::from_json(json).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let response = serde_json::to_vec(&V1StreamResponse::from(event))
+    let response = serde_json::to_value(V1StreamResponse::from(event))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    schema::encode_answer(&response, output)
+    schema::encode_tree(&response, output)
 }
