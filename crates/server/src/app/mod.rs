@@ -40,7 +40,7 @@ use crate::pipeline::call::Capabilities;
 use crate::pipeline::kit::KitHook;
 use crate::push::fault::FaultLog;
 use crate::push::{Push, PushError};
-use crate::redis_conn;
+use crate::redis_conn::{self, RedisConnection};
 use crate::runtime::{
     MemoryBackend, RedisBackend, RuntimeBackend, RuntimeSettings, TaskRuntime, TransitionObserver,
 };
@@ -229,12 +229,26 @@ pub fn skill_registry(settings: &SkillSettings) -> Result<SkillRegistry, Startup
     Ok(registry)
 }
 
+/// The connection to the store's Redis (its URL, cluster or sentinels), when the store is
+/// Redis: made once, and shared by everything that talks to that Redis.
+async fn store_redis(settings: &Settings) -> Result<Option<RedisConnection>, StartupError> {
+    match settings.store.backend {
+        StoreBackend::Memory => Ok(None),
+        StoreBackend::Redis => Ok(Some(
+            redis_conn::open(&redis_conn::Target::of_store(&settings.store))
+                .await
+                .map_err(StoreError::from)?,
+        )),
+    }
+}
+
 /// Opens the configured task store (running migrations for Redis) and the runtime of the tasks
 /// that run after their call returns, over the same backing, telling `observer` of every state
 /// change of a task.
 pub async fn open_store(
     settings: &Settings,
     observer: Option<Arc<dyn TransitionObserver>>,
+    redis: Option<&RedisConnection>,
 ) -> Result<(Arc<dyn TaskStore>, TaskRuntime), StartupError> {
     let ttl = Duration::from_secs(settings.store.task_ttl_secs);
     let runtime_settings = RuntimeSettings::new(&settings.tasks, settings.store.max_task_bytes);
@@ -255,15 +269,20 @@ pub async fn open_store(
                 (store, backend)
             }
             StoreBackend::Redis => {
-                let target = redis_conn::Target::of_store(&settings.store);
+                let connection = match redis {
+                    Some(shared) => shared.clone(),
+                    None => redis_conn::open(&redis_conn::Target::of_store(&settings.store))
+                        .await
+                        .map_err(StoreError::from)?,
+                };
                 let compressed_writes = settings.store.redis_compressed_writes;
-                let store = RedisStore::open(&target, ttl)
+                let store = RedisStore::over(connection.clone(), ttl)
                     .await?
                     .with_compressed_writes(compressed_writes);
-                let connection = redis_conn::open(&target).await.map_err(StoreError::from)?;
-                let backend = RedisBackend::connect(connection, target.url.as_deref(), ttl)
-                    .await?
-                    .with_compressed_writes(compressed_writes);
+                let backend =
+                    RedisBackend::connect(connection, settings.store.redis_url.as_deref(), ttl)
+                        .await?
+                        .with_compressed_writes(compressed_writes);
                 (Arc::new(store), Arc::new(backend))
             }
         };
@@ -337,7 +356,10 @@ impl Application {
 
         let kit = kit(&settings);
         let metrics = Arc::new(Metrics::new());
-        let mut push = Push::open(&settings, &base_url).await?;
+        // One connection to the store's Redis for the store, the runtime, push and the
+        // limiter: through sentinels, all of them follow one primary at a time.
+        let redis = store_redis(&settings).await?;
+        let mut push = Push::open_over(&settings, &base_url, redis.as_ref()).await?;
         push.count_in(Arc::clone(&metrics));
         if let Some(kit) = &kit {
             push.record_faults_in(Arc::clone(kit) as Arc<dyn FaultLog>);
@@ -348,9 +370,9 @@ impl Application {
         let observer = offered_push
             .clone()
             .map(|push| push as Arc<dyn TransitionObserver>);
-        let (store, runtime) = open_store(&settings, observer).await?;
+        let (store, runtime) = open_store(&settings, observer, redis.as_ref()).await?;
         let local_limiter = Arc::new(LocalLimiter::new(&settings.limits));
-        let limiter = limiter(&settings, &local_limiter, &metrics).await?;
+        let limiter = limiter(&settings, &local_limiter, &metrics, redis.as_ref()).await?;
         let tasks = Tasks {
             store: Arc::clone(&store),
             runtime: Arc::new(runtime),
@@ -635,6 +657,7 @@ async fn limiter(
     settings: &Settings,
     local_limiter: &Arc<LocalLimiter>,
     metrics: &Arc<Metrics>,
+    store_redis: Option<&RedisConnection>,
 ) -> Result<Arc<dyn RateLimiter>, StartupError> {
     Ok(match settings.limits.backend {
         _ if !settings.limits_apply() => Arc::new(Unmetered),
@@ -642,18 +665,22 @@ async fn limiter(
         LimitBackend::Redis => {
             // The limiter's own Redis, else the store's (sentinels included); a charge is not
             // a write a call's answer promises to keep, so it waits for no replica.
-            let target = match &settings.limits.redis_url {
-                Some(url) => redis_conn::Target::url(
+            let connection = match (&settings.limits.redis_url, store_redis) {
+                (Some(url), _) => redis_conn::open(&redis_conn::Target::url(
                     url,
                     settings.store.redis_cluster,
                     Duration::from_millis(settings.store.redis_timeout_ms),
-                ),
-                None => redis_conn::Target {
+                ))
+                .await
+                .map_err(StoreError::from)?,
+                (None, Some(shared)) => shared.without_ack(),
+                (None, None) => redis_conn::open(&redis_conn::Target {
                     ack: None,
                     ..redis_conn::Target::of_store(&settings.store)
-                },
+                })
+                .await
+                .map_err(StoreError::from)?,
             };
-            let connection = redis_conn::open(&target).await.map_err(StoreError::from)?;
             let limiter = RedisLimiter::new(
                 connection,
                 &settings.limits,

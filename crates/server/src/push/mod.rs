@@ -168,6 +168,16 @@ impl Push {
     /// Push as the settings say: configs and queue in memory or in the store's Redis, the key
     /// from `push.signing_key_path` or generated; `issuer` is the server's public base URL.
     pub async fn open(settings: &Settings, issuer: &str) -> Result<Push, PushError> {
+        Self::open_over(settings, issuer, None).await
+    }
+
+    /// [`Push::open`] over the server's shared Redis connection when it has one (so push
+    /// follows the same primary as the store), else over a connection of its own.
+    pub async fn open_over(
+        settings: &Settings,
+        issuer: &str,
+        redis: Option<&redis_conn::RedisConnection>,
+    ) -> Result<Push, PushError> {
         let keys = match &settings.push.signing_key_path {
             Some(path) => SigningKeys::load(path)?,
             None => {
@@ -187,8 +197,12 @@ impl Push {
                     Arc::new(MemoryConfigs::new(ttl, settings.store.memory_max_tasks)),
                 ),
                 StoreBackend::Redis => {
-                    let connection =
-                        redis_conn::open(&redis_conn::Target::of_store(&settings.store)).await?;
+                    let connection = match redis {
+                        Some(shared) => shared.clone(),
+                        None => {
+                            redis_conn::open(&redis_conn::Target::of_store(&settings.store)).await?
+                        }
+                    };
                     (
                         Arc::new(RedisQueue::new(connection.clone())),
                         Arc::new(RedisConfigs::new(connection, ttl)),

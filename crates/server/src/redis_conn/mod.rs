@@ -253,8 +253,27 @@ impl RedisConnection {
         self.acknowledge(key).await
     }
 
-    /// A client for a connection of its own to the primary (the runtime's pub/sub listener),
-    /// asked again of the sentinels at each call; for a cluster, its first seed node (every
+    /// The same Redis, its writes awaited by no replica (the limiter's charges, which no
+    /// answer promises to keep); it follows the primary together with this connection.
+    pub fn without_ack(&self) -> RedisConnection {
+        RedisConnection {
+            link: self.link.clone(),
+            ack: None,
+        }
+    }
+
+    /// Ticks each time this connection gives up its primary (lost, or moved by the sentinels),
+    /// for a subscription of its own that must follow it; `None` where there is no primary to
+    /// follow (one server, a cluster).
+    pub fn replacements(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        match &self.link {
+            Link::Primary(link) => Some(link.replacements()),
+            _ => None,
+        }
+    }
+
+    /// A client for a connection of its own to the primary (the runtime's pub/sub listener):
+    /// the one this connection's commands go to now; for a cluster, its first seed node (every
     /// node hears each `PUBLISH`).
     pub async fn subscriber_client(&self, url: Option<&str>) -> RedisResult<redis::Client> {
         match &self.link {

@@ -1,27 +1,36 @@
 //! A connection to a primary that knows when it was replaced: the primary of a Redis Sentinel
 //! deployment, followed across failovers, or one fixed primary whose writes wait for replicas.
-//! The sentinels are asked for the primary (`SENTINEL get-master-addr-by-name`), the address
-//! they give (or the fixed one) is checked to be a primary (`ROLE`), and one multiplexed
-//! connection to it is shared by every clone. A command that fails because the connection was
-//! lost, timed out or met a replica (`READONLY`: the old primary came back demoted) marks that
-//! connection stale, and the next command connects again, asking the sentinels first. The
-//! failed command itself is not sent again: it may have been applied (a save script whose reply
-//! was lost), and the client's resend of the same message is the safe retry. Each clone
-//! remembers the connection its commands went over, so `WAIT` is never sent on a connection
-//! other than the write's (a fresh connection's `WAIT` covers nothing and would pass at once).
+//! Every sentinel is asked for the primary (`SENTINEL MASTER`) and the answer of the newest
+//! configuration (the highest `config-epoch`) is taken, so a sentinel that missed a failover
+//! cannot send the server back to a demoted primary; that address is checked to be a primary
+//! (`ROLE`), and one multiplexed connection to it is shared by every clone. A command that fails
+//! because the connection was lost, timed out or met a replica (`READONLY`: the old primary came
+//! back demoted) marks that connection stale, and so does a sentinel's `+switch-master` for the
+//! monitored name, heard on a subscription to each sentinel: the next command connects again,
+//! asking the sentinels first. The failed command itself is not sent again: it may have been
+//! applied (a save script whose reply was lost), and the client's resend of the same message is
+//! the safe retry. Each clone remembers the connection its commands went over, so `WAIT` is
+//! never sent on a connection other than the write's (a fresh connection's `WAIT` covers nothing
+//! and would pass at once).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::{
     AsyncConnectionConfig, Client, Cmd, ConnectionAddr, ErrorKind, IntoConnectionInfo, Pipeline,
     RedisError, RedisFuture, RedisResult, Value,
 };
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
 
 /// How long after a failed search for the primary other commands fail at once instead of
 /// searching again, so a burst of calls during a failover does not queue one search each.
 const SEARCH_BACKOFF: Duration = Duration::from_millis(100);
+/// How long a lost subscription to a sentinel's failover messages waits before subscribing again.
+const SWITCH_RESUBSCRIBE: Duration = Duration::from_secs(1);
 
 /// The sentinels and the name they monitor the primary under.
 #[derive(Clone)]
@@ -66,12 +75,32 @@ struct Shared {
     timeout: Duration,
     state: Mutex<State>,
     searching: tokio::sync::Mutex<()>,
+    /// Counts the primary's connections given up, so that a subscriber elsewhere (the task
+    /// signal listener) moves with the commands.
+    replaced: watch::Sender<u64>,
+    /// The subscriptions to the sentinels' failover messages, stopped with the link.
+    switch_watchers: Mutex<Vec<AbortHandle>>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        for watcher in self
+            .switch_watchers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            watcher.abort();
+        }
+    }
 }
 
 #[derive(Default)]
 struct State {
     generation: u64,
     current: Option<MultiplexedConnection>,
+    /// The address of `current`.
+    address: Option<(String, u16)>,
     failed_at: Option<Instant>,
 }
 
@@ -104,8 +133,29 @@ impl PrimaryLink {
             timeout,
             state: Mutex::new(State::default()),
             searching: tokio::sync::Mutex::new(()),
+            replaced: watch::Sender::new(0),
+            switch_watchers: Mutex::new(Vec::new()),
         });
         shared.current().await?;
+        if let Locate::Sentinels(target) = &shared.locate {
+            let watchers = target
+                .sentinels
+                .iter()
+                .map(|(host, port)| {
+                    tokio::spawn(follow_switches(
+                        Arc::downgrade(&shared),
+                        target.clone(),
+                        host.clone(),
+                        *port,
+                    ))
+                    .abort_handle()
+                })
+                .collect();
+            *shared
+                .switch_watchers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = watchers;
+        }
         Ok(PrimaryLink {
             shared,
             pinned: None,
@@ -119,10 +169,27 @@ impl PrimaryLink {
         std::mem::take(&mut self.moved)
     }
 
-    /// A client for the primary the sentinels name now.
+    /// A client for the primary the commands go to now (found again if there is none).
     pub(super) async fn primary_client(&self) -> RedisResult<Client> {
-        let (host, port) = self.shared.find_primary().await?.0;
+        self.shared.current().await?;
+        let address = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .address
+            .clone();
+        let (host, port) = match address {
+            Some(address) => address,
+            None => self.shared.find_primary().await?.0,
+        };
         Client::open(self.shared.info_for(host, port))
+    }
+
+    /// Ticks each time the primary's connection is given up (lost, or moved by the
+    /// sentinels), for a subscriber that must follow the primary.
+    pub(super) fn replacements(&self) -> watch::Receiver<u64> {
+        self.shared.replaced.subscribe()
     }
 
     /// The connection this clone's next command goes over.
@@ -150,10 +217,11 @@ impl Shared {
             return Ok(found);
         }
         match self.find_primary().await {
-            Ok((_, connection)) => {
+            Ok((address, connection)) => {
                 let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
                 state.generation += 1;
                 state.current = Some(connection.clone());
+                state.address = Some(address);
                 state.failed_at = None;
                 Ok((state.generation, connection))
             }
@@ -199,7 +267,25 @@ impl Shared {
         if state.generation == generation && state.current.is_some() {
             tracing::warn!(primary = %self.name(), %error, "lost the Redis primary; connecting again");
             state.current = None;
+            state.address = None;
+            drop(state);
+            self.replaced.send_modify(|count| *count += 1);
         }
+    }
+
+    /// Gives up the connection when a sentinel announced another primary (`+switch-master`):
+    /// the old one may still answer as a primary (cut off from the sentinels, or not demoted
+    /// yet), and writes it takes would be lost when it rejoins as a replica.
+    fn switched(&self, to: (String, u16)) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.current.is_none() || state.address.as_ref() == Some(&to) {
+            return;
+        }
+        tracing::warn!(primary = %self.name(), to = %format!("{}:{}", to.0, to.1), "the sentinels moved the Redis primary; connecting again");
+        state.current = None;
+        state.address = None;
+        drop(state);
+        self.replaced.send_modify(|count| *count += 1);
     }
 
     /// What the logs call the primary: the monitored name, or the fixed address.
@@ -210,8 +296,10 @@ impl Shared {
         }
     }
 
-    /// Asks each sentinel in turn for the primary and connects to the first address that
-    /// answers `ROLE` as a primary; without sentinels, to the fixed address.
+    /// Asks every sentinel for the primary and connects to the address of the newest
+    /// configuration among their answers, if it answers `ROLE` as a primary; without
+    /// sentinels, to the fixed address. A sentinel that missed a failover still names the old
+    /// primary, which may still answer as one; the configuration epoch tells them apart.
     async fn find_primary(&self) -> RedisResult<((String, u16), MultiplexedConnection)> {
         let target = match &self.locate {
             Locate::Sentinels(target) => target,
@@ -225,46 +313,63 @@ impl Shared {
                 return Ok(((host, port), connection));
             }
         };
+        let answers = futures::future::join_all(
+            target
+                .sentinels
+                .iter()
+                .map(|(host, port)| self.ask(target, host, *port)),
+        )
+        .await;
+        let mut newest: Option<Named> = None;
         let mut last = RedisError::from((ErrorKind::EmptySentinelList, "no sentinel answered"));
-        for (host, port) in &target.sentinels {
-            match self.ask(target, host, *port).await {
-                Ok(found) => return Ok(found),
+        for answer in answers {
+            match answer {
+                Ok(named) if newest.as_ref().is_none_or(|n| named.epoch > n.epoch) => {
+                    newest = Some(named);
+                }
+                Ok(_) => {}
                 Err(error) => last = error,
             }
         }
-        Err(last)
+        let Some(Named { address, .. }) = newest else {
+            return Err(last);
+        };
+        let primary = self
+            .connect_primary(self.info_for(address.0.clone(), address.1))
+            .await?;
+        Ok((address, primary))
     }
 
-    async fn ask(
-        &self,
-        target: &SentinelTarget,
-        host: &str,
-        port: u16,
-    ) -> RedisResult<((String, u16), MultiplexedConnection)> {
-        let mut info = ConnectionAddr::Tcp(host.to_string(), port).into_connection_info()?;
-        if let Some(password) = &target.password {
-            info = info
-                .set_redis_settings(redis::RedisConnectionInfo::default().set_password(password));
-        }
-        let mut sentinel = Client::open(info)?
+    /// What one sentinel says of the primary: its address and configuration epoch.
+    async fn ask(&self, target: &SentinelTarget, host: &str, port: u16) -> RedisResult<Named> {
+        let mut sentinel = Client::open(sentinel_info(target, host, port)?)?
             .get_multiplexed_async_connection_with_config(&self.config())
             .await?;
-        let address: Option<(String, u16)> = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
+        let facts: HashMap<String, String> = redis::cmd("SENTINEL")
+            .arg("MASTER")
             .arg(&target.master)
             .query_async(&mut sentinel)
             .await?;
-        let Some((host, port)) = address else {
-            return Err(RedisError::from((
-                ErrorKind::MasterNameNotFoundBySentinel,
-                "the sentinel does not monitor this name",
-                target.master.clone(),
-            )));
+        let field = |name: &str| {
+            facts.get(name).cloned().ok_or_else(|| {
+                RedisError::from((
+                    ErrorKind::MasterNameNotFoundBySentinel,
+                    "the sentinel's answer lacks a field",
+                    format!("{name} of {}", target.master),
+                ))
+            })
         };
-        let primary = self
-            .connect_primary(self.info_for(host.clone(), port))
-            .await?;
-        Ok(((host, port), primary))
+        let port = field("port")?.parse().map_err(|_| {
+            RedisError::from((
+                ErrorKind::Parse,
+                "a sentinel's port",
+                field("port").unwrap_or_default(),
+            ))
+        })?;
+        Ok(Named {
+            address: (field("ip")?, port),
+            epoch: field("config-epoch")?.parse().unwrap_or(0),
+        })
     }
 
     /// A connection to `info`, if that server answers `ROLE` as a primary.
@@ -309,6 +414,67 @@ impl Shared {
         AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.timeout))
             .set_response_timeout(Some(self.timeout))
+    }
+}
+
+/// A sentinel's answer: the primary's address in its configuration of `epoch`.
+struct Named {
+    address: (String, u16),
+    epoch: u64,
+}
+
+/// How to reach one sentinel, with the sentinels' own password.
+fn sentinel_info(
+    target: &SentinelTarget,
+    host: &str,
+    port: u16,
+) -> RedisResult<redis::ConnectionInfo> {
+    let info = ConnectionAddr::Tcp(host.to_string(), port).into_connection_info()?;
+    Ok(match &target.password {
+        Some(password) => {
+            info.set_redis_settings(redis::RedisConnectionInfo::default().set_password(password))
+        }
+        None => info,
+    })
+}
+
+/// Listens to one sentinel's `+switch-master` messages (`<name> <old ip> <old port> <new ip>
+/// <new port>`) for as long as the link lives, subscribing again after a lost connection.
+async fn follow_switches(shared: Weak<Shared>, target: SentinelTarget, host: String, port: u16) {
+    loop {
+        let subscribed = async {
+            let client = Client::open(sentinel_info(&target, &host, port)?)?;
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe("+switch-master").await?;
+            RedisResult::Ok(pubsub)
+        }
+        .await;
+        if let Ok(mut pubsub) = subscribed {
+            let mut messages = pubsub.on_message();
+            while let Some(message) = messages.next().await {
+                let Ok(payload) = message.get_payload::<String>() else {
+                    continue;
+                };
+                let fields: Vec<&str> = payload.split(' ').collect();
+                let [name, _, _, new_host, new_port] = fields[..] else {
+                    continue;
+                };
+                let Ok(new_port) = new_port.parse() else {
+                    continue;
+                };
+                if name != target.master {
+                    continue;
+                }
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                shared.switched((new_host.to_string(), new_port));
+            }
+        }
+        if shared.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(SWITCH_RESUBSCRIBE).await;
     }
 }
 

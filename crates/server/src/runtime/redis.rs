@@ -153,17 +153,26 @@ impl SignalSource {
     }
 }
 
-/// Forwards signals from Redis to this replica's runtimes, reconnecting after a failure (and
-/// then asking every subscriber and runner to look again, since signals may have been lost).
+/// Forwards signals from Redis to this replica's runtimes, reconnecting after a failure or when
+/// the commands' primary was replaced (and then asking every subscriber and runner to look
+/// again, since signals may have been lost).
 async fn listen(
     source: SignalSource,
     mut pubsub: redis::aio::PubSub,
     signals: broadcast::Sender<Signal>,
 ) {
+    let mut replacements = source.connection.replacements();
     loop {
         {
             let mut messages = pubsub.on_message();
-            while let Some(message) = messages.next().await {
+            loop {
+                let message = tokio::select! {
+                    message = messages.next() => message,
+                    () = primary_replaced(&mut replacements) => None,
+                };
+                let Some(message) = message else {
+                    break;
+                };
                 let Ok(payload) = message.get_payload::<String>() else {
                     continue;
                 };
@@ -175,7 +184,7 @@ async fn listen(
                 let _ = signals.send(signal);
             }
         }
-        tracing::warn!("the task signal listener lost Redis; reconnecting");
+        tracing::warn!("the task signal listener lost its Redis primary; subscribing again");
         pubsub = loop {
             tokio::time::sleep(Duration::from_millis(500)).await;
             match source.subscribe().await {
@@ -184,6 +193,17 @@ async fn listen(
             }
         };
         let _ = signals.send(Signal::Resync);
+    }
+}
+
+/// Returns when the commands' primary was given up; never without a primary to follow.
+async fn primary_replaced(replacements: &mut Option<tokio::sync::watch::Receiver<u64>>) {
+    let replaced = match replacements {
+        Some(replacements) => replacements.changed().await.is_ok(),
+        None => false,
+    };
+    if !replaced {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -75,7 +75,12 @@ impl RedisStore {
     /// Connects to `target` (a URL, cluster nodes or sentinels; each save waits for the
     /// replicas it names) and applies pending migrations.
     pub async fn open(target: &redis_conn::Target, ttl: Duration) -> Result<Self, StoreError> {
-        let connection = redis_conn::open(target).await?;
+        Self::over(redis_conn::open(target).await?, ttl).await
+    }
+
+    /// The store over a connection the server shares with its other Redis users (so that all
+    /// of them follow one primary), with pending migrations applied.
+    pub async fn over(connection: RedisConnection, ttl: Duration) -> Result<Self, StoreError> {
         apply_migrations(&mut connection.clone()).await?;
         Ok(RedisStore {
             connection,
