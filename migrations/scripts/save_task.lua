@@ -12,17 +12,18 @@
 -- Returns {0, existing record} when the message was already seen (nothing charged or stored);
 -- {1} when saved without a charge; with one, {1, gcra reply…} when charged and saved and
 -- {2, gcra reply…} when the charge was refused (nothing stored).
-local existing = redis.call('GET', KEYS[1])
-if existing then
-  return {0, existing}
+-- The record is written first (SET NX, one command for the check and the write) and taken back
+-- when the charge is refused.
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[3]) then
+  return {0, redis.call('GET', KEYS[1])}
 end
 local charged = {}
 if KEYS[5] then
   charged = gcra(KEYS[5], tonumber(ARGV[9]), tonumber(ARGV[10]))
   if charged[1] == 0 then
+    redis.call('DEL', KEYS[1])
     return {2, unpack(charged)}
   end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 store_task()
 return {1, unpack(charged)}

@@ -238,9 +238,10 @@ impl TaskStore for RedisStore {
 
     async fn owned_index(&self, owner: &Owner) -> Result<Vec<IndexEntry>, StoreError> {
         let mut connection = self.connection.clone();
+        // The saves trim the index only once it is an eighth over its cap (store_task.lua).
         let raws: Vec<String> = redis::cmd("LRANGE")
             .arg(Self::owner_index(owner))
-            .arg(0)
+            .arg(-(OWNER_INDEX_CAP as i64))
             .arg(-1)
             .query_async(&mut connection)
             .await?;

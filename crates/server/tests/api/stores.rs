@@ -488,3 +488,88 @@ fn each_thread_talks_to_redis_on_a_connection_of_its_own() {
         thread.join().unwrap();
     }
 }
+
+/// The saves trim the Redis owner index only once it is an eighth over its cap (each command
+/// inside the save script costs about as much as a small command of its own); whatever its
+/// length between two trims, the index lists the newest `OWNER_INDEX_CAP` tasks, and the list
+/// never grows past the cap and its eighth.
+#[tokio::test]
+async fn the_redis_owner_index_lists_the_newest_tasks_between_its_trims() {
+    use magisterium_a2a::store::{
+        MessageRecord, OWNER_INDEX_CAP, Owner, RedisStore, StoredTask, TaskStore,
+    };
+    let redis = RedisServer::start();
+    let store = RedisStore::connect(
+        &redis.url(),
+        false,
+        Duration::from_secs(3600),
+        Duration::from_secs(2),
+    )
+    .await
+    .expect("the store");
+    let owner = Owner::of("", "many-tasks");
+    let slack = OWNER_INDEX_CAP / 8;
+    let mut saved = Vec::new();
+    for n in 0..OWNER_INDEX_CAP + slack + 3 {
+        let task: a2a_types::Task = serde_json::from_value(json!({
+            "kind": "task",
+            "id": uuid(),
+            "contextId": uuid(),
+            "status": {"state": "completed"},
+        }))
+        .expect("a task");
+        let record = MessageRecord {
+            task_id: task.id.clone(),
+        };
+        store
+            .save(
+                &owner,
+                &StoredTask::of(&task).unwrap(),
+                &uuid(),
+                &record,
+                true,
+            )
+            .await
+            .expect("a save");
+        saved.push(task.id);
+        let count = n + 1;
+        let past = OWNER_INDEX_CAP + slack;
+        if [OWNER_INDEX_CAP + 1, past, past + 1, past + 3].contains(&count) {
+            let listed: std::collections::HashSet<String> = store
+                .owned_index(&owner)
+                .await
+                .expect("the index")
+                .into_iter()
+                .map(|entry| entry.task_id)
+                .collect();
+            let newest: std::collections::HashSet<String> = saved
+                [saved.len().saturating_sub(OWNER_INDEX_CAP)..]
+                .iter()
+                .cloned()
+                .collect();
+            assert_eq!(
+                listed, newest,
+                "after {count} saves: the newest {OWNER_INDEX_CAP}"
+            );
+        }
+    }
+    let mut connection = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("a2a:v1:{o:*}:tasks")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let length: usize = redis::cmd("LLEN")
+        .arg(&keys[0])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert!(
+        length <= OWNER_INDEX_CAP + slack,
+        "the list was trimmed once past its cap and an eighth: {length} entries"
+    );
+}
