@@ -359,12 +359,7 @@ impl Application {
         // One connection to the store's Redis for the store, the runtime, push and the
         // limiter: through sentinels, all of them follow one primary at a time.
         let redis = store_redis(&settings).await?;
-        let mut push = Push::open_over(&settings, &base_url, redis.as_ref()).await?;
-        push.count_in(Arc::clone(&metrics));
-        if let Some(kit) = &kit {
-            push.record_faults_in(Arc::clone(kit) as Arc<dyn FaultLog>);
-        }
-        let push = Arc::new(push);
+        let push = push(&settings, &base_url, redis.as_ref(), &metrics, &kit).await?;
         // Off, push is kept for its key set alone: no config is taken and nothing is pushed.
         let offered_push = settings.agent.push_notifications.then(|| Arc::clone(&push));
         let observer = offered_push
@@ -698,6 +693,23 @@ async fn limiter(
 
 /// The signer of the cards when the deployment signs them (`agent.sign_card`): the push key
 /// file every replica shares, published at `/.well-known/jwks.json`.
+/// Push delivery over the store's Redis connection (or in memory), counting into the metrics
+/// and, with the conformance kit on, recording its simulated faults there.
+async fn push(
+    settings: &Settings,
+    base_url: &str,
+    redis: Option<&RedisConnection>,
+    metrics: &Arc<Metrics>,
+    kit: &Option<Arc<Kit>>,
+) -> Result<Arc<Push>, StartupError> {
+    let mut push = Push::open_over(settings, base_url, redis).await?;
+    push.count_in(Arc::clone(metrics));
+    if let Some(kit) = kit {
+        push.record_faults_in(Arc::clone(kit) as Arc<dyn FaultLog>);
+    }
+    Ok(Arc::new(push))
+}
+
 fn card_signer(settings: &Settings, push: &Push, base_url: &str) -> Option<Arc<CardSigner>> {
     settings.signs_card().then(|| {
         Arc::new(CardSigner::new(
