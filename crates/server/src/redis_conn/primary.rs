@@ -340,36 +340,34 @@ impl Shared {
         Ok((address, primary))
     }
 
-    /// What one sentinel says of the primary: its address and configuration epoch.
+    /// What one sentinel says of the primary: its address (`get-master-addr-by-name`, which
+    /// names the promoted replica as soon as a failover has promoted it) and the configuration
+    /// epoch (`SENTINEL MASTER`), in one round trip.
     async fn ask(&self, target: &SentinelTarget, host: &str, port: u16) -> RedisResult<Named> {
         let mut sentinel = Client::open(sentinel_info(target, host, port)?)?
             .get_multiplexed_async_connection_with_config(&self.config())
             .await?;
-        let facts: HashMap<String, String> = redis::cmd("SENTINEL")
+        let (address, facts): (Option<(String, u16)>, HashMap<String, String>) = redis::pipe()
+            .cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(&target.master)
+            .cmd("SENTINEL")
             .arg("MASTER")
             .arg(&target.master)
             .query_async(&mut sentinel)
             .await?;
-        let field = |name: &str| {
-            facts.get(name).cloned().ok_or_else(|| {
-                RedisError::from((
-                    ErrorKind::MasterNameNotFoundBySentinel,
-                    "the sentinel's answer lacks a field",
-                    format!("{name} of {}", target.master),
-                ))
-            })
+        let Some(address) = address else {
+            return Err(RedisError::from((
+                ErrorKind::MasterNameNotFoundBySentinel,
+                "the sentinel does not monitor this name",
+                target.master.clone(),
+            )));
         };
-        let port = field("port")?.parse().map_err(|_| {
-            RedisError::from((
-                ErrorKind::Parse,
-                "a sentinel's port",
-                field("port").unwrap_or_default(),
-            ))
-        })?;
-        Ok(Named {
-            address: (field("ip")?, port),
-            epoch: field("config-epoch")?.parse().unwrap_or(0),
-        })
+        let epoch = facts
+            .get("config-epoch")
+            .and_then(|epoch| epoch.parse().ok())
+            .unwrap_or(0);
+        Ok(Named { address, epoch })
     }
 
     /// A connection to `info`, if that server answers `ROLE` as a primary.
