@@ -608,7 +608,7 @@ def markdown(report, info, redis_floor, task_size, started, finished, settings):
     lines += ["", "## Targets", "",
               "| target | goal | measured (spread) | load at start | |", "|---|---|---:|---:|---|"]
     lines += [f"| {name} | {goal} | {value} | {load_at_start:.2f} | {state} |"
-              for name, goal, value, state in targets(report, load_at_start)]
+              for name, goal, value, state in targets(report, load_at_start, redis_floor)]
     return "\n".join(lines) + "\n"
 
 
@@ -677,10 +677,11 @@ RATIO_TARGETS = [
 ]
 
 
-def targets(report, load_at_start):
+def targets(report, load_at_start, redis_floor=()):
     """(name, goal, measured, verdict) of every target: a ratio of medians with the spread of
     the per-round ratios, and the verdict refused when the machine was not quiet during any
-    measurement the target uses."""
+    measurement the target uses. `redis_floor`: the rounds of `redis-benchmark`, whose CPU per
+    `SET` is the floor of Redis' CPU per `message/send`."""
     rows = []
     for name, ours, other, goal, written in RATIO_TARGETS:
         if not report.has(ours, other):
@@ -698,6 +699,18 @@ def targets(report, load_at_start):
         rows.append(("`message/send`, memory store, vs JSON floor, the worst round", "≥ 70 %",
                      " / ".join(f"{ratio * 100:.0f} %" for ratio in ratios),
                      quiet.verdict(reasons, min(ratios), 0.70)))
+    if redis_floor and report.has("ours_redis_hs256_send"):
+        per_send = report.values("ours_redis_hs256_send", redis_cpu)
+        per_set = [r["cpu_us"] for r in redis_floor]
+        value = stats.median(per_send) / stats.median(per_set)
+        reasons = quiet.busy_reasons(
+            load_at_start, report.disturbances("ours_redis_hs256_send")
+            + [r["disturbance"] for r in redis_floor])
+        rows.append(("Redis CPU per `message/send` (Redis store and limiter) vs per plain `SET` "
+                     "of the stored bytes", "≤ 2×",
+                     f"{value:.1f}× ({stats.with_spread(per_send, lambda v: f'{v:.1f}')} vs "
+                     f"{stats.with_spread(per_set, lambda v: f'{v:.1f}')} µs)",
+                     quiet.verdict(reasons, 1 / value, 1 / 2)))  # ≤ 2×
     if report.has("ours_memory_hs256_half", "floor_json_half"):
         key, floor = "ours_memory_hs256_half", "floor_json_half"
         p99 = report.values(key, latency("p99_us"))

@@ -61,6 +61,34 @@ class Targets(unittest.TestCase):
         self.assertEqual(target(rows, "`message/send` vs JS SDK")[2:], ("not measured", "—"))
 
 
+class RedisCpu(unittest.TestCase):
+    NAME = ("Redis CPU per `message/send` (Redis store and limiter) vs per plain `SET` of the "
+            "stored bytes")
+
+    def rows(self, per_send, per_set, load=0.2):
+        built = harness.Report()
+        with contextlib.redirect_stderr(io.StringIO()):
+            for cpu in per_send:
+                sent = result(18_000)
+                sent["cpu_us"]["redis"] = cpu
+                built.add("ours_redis_hs256_send", "ours, redis, HS256: message/send", sent)
+        floor = [{"cpu_us": cpu, "disturbance": quiet.Disturbance(2.0, [], kernel=0.0)}
+                 for cpu in per_set]
+        return harness.targets(built, load, floor)
+
+    def test_redis_cpu_per_send_is_judged_against_twice_a_set(self):
+        _, goal, measured, state = target(self.rows([34.0, 36.0, 35.0], [8.0, 9.0, 8.5]),
+                                          self.NAME)
+        self.assertEqual(goal, "≤ 2×")
+        self.assertTrue(measured.startswith("4.1× (35.0 (6 %) vs 8.5 (12 %) µs)"), measured)
+        self.assertEqual(state, "not met")
+        self.assertEqual(target(self.rows([15.0] * 3, [8.0] * 3), self.NAME)[3], "met")
+
+    def test_without_the_redis_floor_there_is_no_row(self):
+        built = report([40_000] * 3, [50_000] * 3)
+        self.assertFalse(any(row[0] == self.NAME for row in harness.targets(built, 0.2)))
+
+
 class Markdown(unittest.TestCase):
     def test_every_figure_carries_its_spread_load_and_others(self):
         rustc = quiet.Usage(1234, "rustc", 0.34)
