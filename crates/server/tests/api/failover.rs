@@ -68,11 +68,7 @@ impl Sentinel {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server --sentinel starts");
-        Sentinel {
-            child,
-            port,
-            dir,
-        }
+        Sentinel { child, port, dir }
     }
 }
 
@@ -80,8 +76,7 @@ impl Sentinel {
     /// The failover events of this sentinel's log (elections, promotions, switches, aborts),
     /// for a failure's message.
     fn failover_events(&self) -> String {
-        let log =
-            std::fs::read_to_string(self.dir.path().join("sentinel.log")).unwrap_or_default();
+        let log = std::fs::read_to_string(self.dir.path().join("sentinel.log")).unwrap_or_default();
         log.lines()
             .filter(|line| {
                 [
@@ -178,31 +173,20 @@ impl Deployment {
     /// epoch and failover events.
     async fn picture(&self, task_id: &str) -> String {
         let mut picture = Vec::new();
-        for node in &self.nodes {
-            let (role, _) = role_and_keys(node.port).await;
-            let mut connection = redis_conn::connect(
-                &format!("redis://127.0.0.1:{}/0", node.port),
-                false,
-                Duration::from_secs(2),
-            )
-            .await
-            .expect("connect");
-            let keys: Vec<String> = redis::cmd("KEYS")
-                .arg(format!("*{task_id}*"))
-                .query_async(&mut connection)
-                .await
-                .unwrap_or_default();
+        for server in &self.nodes {
+            let (role, _) = role_and_keys(server.port).await;
+            let keys = keys_matching(server.port, &format!("*{task_id}*")).await;
             let leases: Vec<String> = redis::cmd("ZRANGE")
                 .arg("a2a:v1:leases")
                 .arg(0)
                 .arg(-1)
-                .query_async(&mut connection)
+                .query_async(&mut node(server.port).await)
                 .await
                 .unwrap_or_default();
             let leased = leases.iter().any(|member| member.ends_with(task_id));
             picture.push(format!(
                 "node {}: {role}, keys {keys:?}, leased {leased}",
-                node.port
+                server.port
             ));
         }
         for sentinel in &self.sentinels {
@@ -266,19 +250,9 @@ impl Deployment {
 
 /// Where a send's task is stored: whether Redis on `port` holds its key.
 async fn holds_task(port: u16, task_id: &str) -> bool {
-    let mut connection = redis_conn::connect(
-        &format!("redis://127.0.0.1:{port}/0"),
-        false,
-        Duration::from_secs(2),
-    )
-    .await
-    .expect("connect");
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("a2a:v1:{{o:*}}:task:{task_id}"))
-        .query_async(&mut connection)
+    !keys_matching(port, &format!("a2a:v1:{{o:*}}:task:{task_id}"))
         .await
-        .expect("KEYS");
-    !keys.is_empty()
+        .is_empty()
 }
 
 /// One `test_echo` send as `token`: its task's id.
@@ -713,13 +687,7 @@ async fn a_write_short_of_its_replicas_is_refused_and_its_resend_returns_the_sam
 
 /// Waits until the primary on `port` has `count` replicas online and in sync.
 async fn wait_for_replicas(port: u16, count: usize) {
-    let mut connection = redis_conn::connect(
-        &format!("redis://127.0.0.1:{port}/0"),
-        false,
-        Duration::from_secs(2),
-    )
-    .await
-    .expect("connect");
+    let mut connection = node(port).await;
     let started = Instant::now();
     loop {
         let info: String = redis::cmd("INFO")
@@ -744,19 +712,7 @@ async fn wait_for_replicas(port: u16, count: usize) {
 
 /// How many task keys Redis on `port` holds.
 async fn owned_tasks(port: u16) -> usize {
-    let mut connection = redis_conn::connect(
-        &format!("redis://127.0.0.1:{port}/0"),
-        false,
-        Duration::from_secs(2),
-    )
-    .await
-    .expect("connect");
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("a2a:v1:{o:*}:task:*")
-        .query_async(&mut connection)
-        .await
-        .expect("KEYS");
-    keys.len()
+    keys_matching(port, "a2a:v1:{o:*}:task:*").await.len()
 }
 
 /// A task working on the runtime, with its stream open, when the primary dies: the stream ends
@@ -954,15 +910,29 @@ async fn cluster_ready(nodes: &[RedisServer]) -> bool {
     replicas == 6
 }
 
-/// A node's role and how many keys it holds.
-async fn role_and_keys(port: u16) -> (String, i64) {
-    let mut connection = redis_conn::connect(
+/// A plain connection to the Redis node on `port`.
+async fn node(port: u16) -> redis_conn::RedisConnection {
+    redis_conn::connect(
         &format!("redis://127.0.0.1:{port}/0"),
         false,
         Duration::from_secs(2),
     )
     .await
-    .expect("connect");
+    .expect("connect")
+}
+
+/// The keys of the Redis node on `port` matching `pattern`.
+async fn keys_matching(port: u16, pattern: &str) -> Vec<String> {
+    redis::cmd("KEYS")
+        .arg(pattern)
+        .query_async(&mut node(port).await)
+        .await
+        .expect("KEYS")
+}
+
+/// A node's role and how many keys it holds.
+async fn role_and_keys(port: u16) -> (String, i64) {
+    let mut connection = node(port).await;
     let role: Vec<redis::Value> = redis::cmd("ROLE")
         .query_async(&mut connection)
         .await
