@@ -7,7 +7,6 @@
 //! posts each batch through [`RuntimeClient`] on the server's tokio runtime with a timeout, so
 //! a slow or dead collector never blocks a request nor grows memory.
 
-use std::future::Future;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -127,17 +126,6 @@ pub fn call_span(binding: &'static str, request_id: &str, headers: &HeaderMap) -
         let _ = span.set_parent(parent);
     }
     span
-}
-
-/// Runs a call's future inside its span when traces are on; when they are off (a disabled
-/// span) the future is awaited as it is, so a server without traces pays no span wrapper on
-/// each poll.
-pub async fn in_span<F: Future>(span: &tracing::Span, call: F) -> F::Output {
-    if span.is_disabled() {
-        call.await
-    } else {
-        tracing::Instrument::instrument(call, span.clone()).await
-    }
 }
 
 /// The span of a task's work run after its call (`TaskRuntime::start`): in the trace of the

@@ -20,6 +20,7 @@ use tonic::metadata::MetadataMap;
 use tonic::server::Grpc;
 use tower::service_fn;
 use tower_http::request_id::RequestId;
+use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::bindings::grpc::codec::{Encoded, ServerCodec};
@@ -68,11 +69,9 @@ pub(crate) async fn grpc_handler(State(state): State<Arc<AppState>>, request: Re
     };
     let mut staged = KitHook::stage(from_header);
     let span = call.span.clone();
-    let mut response = traces::in_span(
-        &span,
-        Box::pin(call.answer(&mut staged, request, budget_spent)),
-    )
-    .await;
+    let mut response = Box::pin(call.answer(&mut staged, request, budget_spent))
+        .instrument(span)
+        .await;
     state.pipeline.kit.mark(&staged, &mut response);
     response
 }

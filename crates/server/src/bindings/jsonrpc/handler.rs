@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use tower_http::request_id::RequestId;
+use tracing::Instrument;
 
 use a2a_types::jsonrpc::{self, Id};
 
@@ -102,17 +103,15 @@ async fn handle(
     // On the heap: the handler's own future stays small, and the layers above it move it
     // several times per call (a large future inline cost ~11 k instructions of copying a call).
     let span = traces::call_span(BINDING, &request_id, &headers);
-    let checked = traces::in_span(
-        &span,
-        Box::pin(checks(
-            &mut answered,
-            state,
-            default_skill,
-            &headers,
-            body,
-            budget_spent,
-        )),
-    )
+    let checked = Box::pin(checks(
+        &mut answered,
+        state,
+        default_skill,
+        &headers,
+        body,
+        budget_spent,
+    ))
+    .instrument(span.clone())
     .await;
     bindings::trace_call(&span, answered.row, answered.principal.as_ref(), &checked);
     answered.outcome = checked;

@@ -13,6 +13,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::Value;
 use tower_http::request_id::RequestId;
+use tracing::Instrument;
 
 use crate::auth::Principal;
 use crate::bindings::jsonrpc::envelope::{self, BodyFault};
@@ -72,18 +73,16 @@ pub(crate) async fn rest_handler(
     let mut principal = None;
     let budget_spent = budget_spent.map(|Extension(spent)| spent);
     let span = traces::call_span(BINDING, &request_id, &headers);
-    let checked = traces::in_span(
-        &span,
-        Box::pin(checks(
-            &state,
-            &mut staged,
-            &mut principal,
-            route,
-            &headers,
-            body,
-            budget_spent,
-        )),
-    )
+    let checked = Box::pin(checks(
+        &state,
+        &mut staged,
+        &mut principal,
+        route,
+        &headers,
+        body,
+        budget_spent,
+    ))
+    .instrument(span.clone())
     .await;
     bindings::trace_call(&span, row, principal.as_ref(), &checked);
     let hook = &state.pipeline.kit;
