@@ -23,13 +23,12 @@ written beside the figures (bench/quiet.py): a busy machine's figures are not ju
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 import quiet  # noqa: E402
 import stats  # noqa: E402
 
@@ -43,59 +42,29 @@ INDEX_CAP = "1000"
 INTERVAL_PS, BURST = "1000000", "60000000"
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def save_script():
     parts = [open(os.path.join(SCRIPTS, name)).read()
              for name in ("gcra.lua", "store_task.lua", "save_task.lua")]
     return "".join(parts)
 
 
-class Redis:
-    def __init__(self, directory):
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", directory],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if subprocess.run(self.cli("PING"), capture_output=True).stdout.strip() == b"PONG":
-                return
-            time.sleep(0.02)
-        raise SystemExit("redis-server did not start")
-
-    def cli(self, *args):
-        return ["redis-cli", "-p", str(self.port), *args]
-
-    def run(self, *args):
-        return subprocess.run(self.cli(*args), capture_output=True, check=True,
-                              text=True).stdout.strip()
-
-    def usec_per_call(self, command, calls):
-        """Redis' own microseconds per call of `command` (a list), `calls` calls on fresh keys."""
-        self.run("FLUSHALL")
-        self.run("CONFIG", "RESETSTAT")
-        subprocess.run(["redis-benchmark", "-p", str(self.port), "-n", str(calls), "-c", "8",
-                        "-r", "100000000", "-q", *command],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        name = command[0].lower()
-        for line in self.run("INFO", "commandstats").splitlines():
-            if line.startswith(f"cmdstat_{name}:"):
-                fields = dict(field.split("=") for field in line.split(":", 1)[1].split(","))
-                if int(fields["calls"]) != calls:
-                    raise SystemExit(f"{name}: {fields['calls']} calls of {calls}")
-                if int(fields.get("failed_calls", "0")):
-                    raise SystemExit(f"{name}: {fields['failed_calls']} calls failed")
-                return float(fields["usec_per_call"])
-        raise SystemExit(f"no {name} calls were counted")
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
+def usec_per_call(port, command, calls):
+    """Redis' own microseconds per call of `command` (a list), `calls` calls on fresh keys."""
+    harness.redis_cli(port, "FLUSHALL")
+    harness.redis_cli(port, "CONFIG", "RESETSTAT")
+    subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(calls), "-c", "8",
+                    "-r", "100000000", "-q", *command],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    name = command[0].lower()
+    for line in harness.redis_cli(port, "INFO", "commandstats").splitlines():
+        if line.startswith(f"cmdstat_{name}:"):
+            fields = dict(field.split("=") for field in line.split(":", 1)[1].split(","))
+            if int(fields["calls"]) != calls:
+                raise SystemExit(f"{name}: {fields['calls']} calls of {calls}")
+            if int(fields.get("failed_calls", "0")):
+                raise SystemExit(f"{name}: {fields['failed_calls']} calls failed")
+            return float(fields["usec_per_call"])
+    raise SystemExit(f"no {name} calls were counted")
 
 
 def main():
@@ -116,9 +85,12 @@ def main():
     load = quiet.settle(seconds=options.settle, log=lambda m: print(m, file=sys.stderr))
     watch = quiet.Watch()
     with tempfile.TemporaryDirectory() as directory:
-        redis = Redis(directory)
+        processes = harness.Processes(directory)
+        port = harness.free_port()
+        processes.start("redis", ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                                  "--save", "", "--appendonly", "no", "--dir", directory], port)
         try:
-            shas = {name: redis.run("SCRIPT", "LOAD", text) for name, text in (
+            shas = {name: harness.redis_cli(port, "SCRIPT", "LOAD", text) for name, text in (
                 ("nothing", "return 1"),
                 ("one SET", "redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) return 1"),
                 ("save", save_script()),
@@ -135,10 +107,10 @@ def main():
             for _ in range(options.rounds):
                 for name, command in commands.items():
                     started = watch.start()
-                    figures[name].append(redis.usec_per_call(command, options.calls))
+                    figures[name].append(usec_per_call(port, command, options.calls))
                     disturbances.append(watch.stop(started)[1])
         finally:
-            redis.stop()
+            processes.stop_all()
 
     reasons = quiet.busy_reasons(load, disturbances)
     print(f"Redis' own time per call, {options.calls:,} calls a round, {options.rounds} "

@@ -691,8 +691,6 @@ async fn limiter(
     })
 }
 
-/// The signer of the cards when the deployment signs them (`agent.sign_card`): the push key
-/// file every replica shares, published at `/.well-known/jwks.json`.
 /// Push delivery over the store's Redis connection (or in memory), counting into the metrics
 /// and, with the conformance kit on, recording its simulated faults there.
 async fn push(
@@ -710,6 +708,8 @@ async fn push(
     Ok(Arc::new(push))
 }
 
+/// The signer of the cards when the deployment signs them (`agent.sign_card`): the push key
+/// file every replica shares, published at `/.well-known/jwks.json`.
 fn card_signer(settings: &Settings, push: &Push, base_url: &str) -> Option<Arc<CardSigner>> {
     settings.signs_card().then(|| {
         Arc::new(CardSigner::new(

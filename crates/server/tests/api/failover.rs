@@ -70,9 +70,7 @@ impl Sentinel {
             .expect("redis-server --sentinel starts");
         Sentinel { child, port, dir }
     }
-}
 
-impl Sentinel {
     /// The failover events of this sentinel's log (elections, promotions, switches, aborts),
     /// for a failure's message.
     fn failover_events(&self) -> String {
