@@ -658,6 +658,10 @@ RATIO_TARGETS = [
      "floor_json_send", 0.50, "≥ 50 %"),
     ("`tasks/get`, Redis store and limiter, vs JSON floor", "ours_redis_hs256_get",
      "floor_json_get", 0.80, "≥ 80 %"),
+    ("`message/send`, Redis, every call charged in Redis (no lease), vs JSON floor",
+     "ours_redis_hs256_unleased_send", "floor_json_send", 0.50, "≥ 50 %"),
+    ("`tasks/get`, Redis, every call charged in Redis (no lease), vs JSON floor",
+     "ours_redis_hs256_unleased_get", "floor_json_get", 0.80, "≥ 80 %"),
     ("HTTP+JSON `SendMessage` vs JSON-RPC `SendMessage` (1.0, memory)",
      "ours_memory_hs256_rest_send", "ours_memory_hs256_send1", 0.90, "within 10 %"),
     ("HTTP+JSON `GetTask` vs JSON-RPC `GetTask` (1.0, memory)",
@@ -1033,6 +1037,11 @@ def main():
         ours = [Ours(processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir,
                      bindings=(store, auth) == ("memory", "hs256"))
                 for store in ("memory", "redis") for auth in ("hs256", "rs256")]
+        # The same Redis server charging every call in Redis (no lease), as for users whose
+        # limits allow less than a call per lease span (the default plans').
+        ours[3:3] = [Ours(processes, wrk, args, "redis", "hs256", tokens, redis, jwks_url,
+                          workdir, name="redis_hs256_unleased",
+                          extra_env={"A2A__LIMITS__REDIS_LEASE_MS": "0"})]
         if args.compare_threading:
             # Right after the default server, so that each round measures the two modes
             # back to back.

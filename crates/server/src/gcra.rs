@@ -50,13 +50,15 @@ pub struct GcraReply {
     pub retry_after: Duration,
     /// Time until the bucket is full again.
     pub reset_after: Duration,
+    /// Calls charged: one, or up to a lease's size (0 for a refusal).
+    pub charged: u32,
 }
 
 impl GcraReply {
-    /// The script's `{allowed, remaining, retry_after_us, reset_after_us}`; `None` for a reply
-    /// of another shape. Out-of-range numbers are clamped, never wrapped.
+    /// The script's `{allowed, remaining, retry_after_us, reset_after_us, charged}`; `None` for
+    /// a reply of another shape. Out-of-range numbers are clamped, never wrapped.
     pub fn parse(values: &[i64]) -> Option<Self> {
-        let &[allowed, remaining, retry_after_us, reset_after_us] = values else {
+        let &[allowed, remaining, retry_after_us, reset_after_us, charged] = values else {
             return None;
         };
         Some(GcraReply {
@@ -64,6 +66,7 @@ impl GcraReply {
             remaining: u32::try_from(remaining).unwrap_or(0),
             retry_after: micros(retry_after_us),
             reset_after: micros(reset_after_us),
+            charged: u32::try_from(charged).unwrap_or(0),
         })
     }
 }
@@ -99,22 +102,23 @@ mod tests {
     #[test]
     fn replies_parse_and_never_wrap() {
         assert_eq!(
-            GcraReply::parse(&[1, 13, 0, 8_000_000]),
+            GcraReply::parse(&[1, 13, 0, 8_000_000, 1]),
             Some(GcraReply {
                 allowed: true,
                 remaining: 13,
                 retry_after: Duration::ZERO,
                 reset_after: Duration::from_secs(8),
+                charged: 1,
             })
         );
         assert_eq!(
-            GcraReply::parse(&[0, 0, 2_500_000, 60_000_000]).map(|r| (r.allowed, r.retry_after)),
+            GcraReply::parse(&[0, 0, 2_500_000, 60_000_000, 0]).map(|r| (r.allowed, r.retry_after)),
             Some((false, Duration::from_millis(2500)))
         );
-        assert_eq!(GcraReply::parse(&[1, 13, 0]), None);
+        assert_eq!(GcraReply::parse(&[1, 13, 0, 8_000_000]), None);
         assert_eq!(
-            GcraReply::parse(&[1, -1, -5, -5]).map(|r| (r.remaining, r.reset_after)),
-            Some((0, Duration::ZERO))
+            GcraReply::parse(&[1, -1, -5, -5, -1]).map(|r| (r.remaining, r.reset_after, r.charged)),
+            Some((0, Duration::ZERO, 0))
         );
     }
 }

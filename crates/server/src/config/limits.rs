@@ -63,6 +63,14 @@ pub struct LimitSettings {
     pub on_redis_error: LimitFailMode,
     /// How long a limiter call to Redis may take before it counts as a failure.
     pub redis_timeout_ms: u64,
+    /// The Redis limiter's lease, in milliseconds of a bucket's rate
+    /// (`A2A__LIMITS__REDIS_LEASE_MS`): a bucket whose limit allows more than one call in that
+    /// time is charged that many calls at once, which this replica then serves without asking
+    /// Redis again, for at most that long. Across replicas a user may go over the limit by at
+    /// most this much of it, and lose up to a lease a replica per lapse. 0 charges every call
+    /// in Redis (the limits of the default plans, 2 to 600 a minute, are charged one by one at
+    /// any value up to 100).
+    pub redis_lease_ms: u64,
     /// Reads (`tasks/get`, `tasks/cancel`) per minute per user, whatever the plan
     /// (`A2A__LIMITS__READS_PER_MINUTE`); one more is refused with 429 `-32003`, bucket `read`.
     pub reads_per_minute: u32,
@@ -82,6 +90,7 @@ impl Default for LimitSettings {
             redis_url: None,
             on_redis_error: LimitFailMode::Local,
             redis_timeout_ms: 250,
+            redis_lease_ms: 50,
             reads_per_minute: 600,
             pro: PlanLimits::default(),
             organization: PlanLimits::default(),
@@ -160,6 +169,15 @@ impl LimitSettings {
                 return Err(ConfigError::invalid(key, "must be at least 1"));
             }
         }
+        if self.redis_lease_ms > MAX_REDIS_LEASE_MS {
+            return Err(ConfigError::invalid(
+                "limits.redis_lease_ms",
+                "must be at most 1000 (a second of a bucket's rate)",
+            ));
+        }
         Ok(())
     }
 }
+
+/// The longest lease the Redis limiter may take: a second of a bucket's rate.
+const MAX_REDIS_LEASE_MS: u64 = 1000;

@@ -95,6 +95,18 @@ pub trait RateLimiter: Send + Sync {
     fn defer(&self, _owner: &Owner, _plan: Plan, _bucket: Bucket) -> Option<BucketCharge> {
         None
     }
+
+    /// Whether this limiter charges calls of `plan` to `bucket` ahead, a lease of them at a
+    /// time, so that [`RateLimiter::check`] usually decides without a round trip: then a cheap
+    /// send is charged before it runs and its save alone tells a message seen before (no
+    /// look-up of the message first). `false`, the default.
+    fn charges_ahead(&self, _plan: Plan, _bucket: Bucket) -> bool {
+        false
+    }
+
+    /// Gives back a call [`RateLimiter::check`] charged ahead, when the call turned out to be a
+    /// message seen before (answered uncharged). The default does nothing.
+    fn give_back(&self, _owner: &Owner, _plan: Plan, _bucket: Bucket) {}
 }
 
 /// The limiter of a server whose limits are off: every call runs.

@@ -310,11 +310,14 @@ impl TaskRuntime {
     /// user's.
     pub async fn read(&self, owner: &Owner, task_id: &str) -> Result<Option<Bytes>, StoreError> {
         let shared = &self.shared;
-        // Working first: a continued task that runs again has its earlier turn stored.
-        if let Some(json) = shared.backend.working(owner, task_id).await? {
-            return Ok(Some(json));
-        }
-        if let Some(json) = shared.store.get(owner, task_id).await? {
+        // Both reads at once (on Redis, one connection: sent together, answered in the order
+        // sent, one round trip); the working record wins, since a continued task that runs
+        // again has its earlier turn stored.
+        let (working, stored) = tokio::try_join!(
+            shared.backend.working(owner, task_id),
+            shared.store.get(owner, task_id)
+        )?;
+        if let Some(json) = working.or(stored) {
             return Ok(Some(json));
         }
         // It may have started again between the two reads.

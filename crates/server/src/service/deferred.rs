@@ -1,8 +1,10 @@
-//! The send whose charge its task's save applies (the charge-first path's opposite): a plain
-//! new blocking message to a `default`-bucket skill is run first and charged in the same step
-//! that stores its task.
+//! The sends not looked up first (the charge-first path's opposite): a plain new blocking
+//! message to a `default`-bucket skill is charged from a lease before it runs, or run first and
+//! charged in the same step that stores its task; either way its save alone tells a message
+//! seen before.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use skills::{Bucket, Skill, SkillRequest};
 
@@ -12,32 +14,44 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::gcra::BucketCharge;
 use crate::limits::Decision;
-use crate::store::{ChargedSaveOutcome, ChargedSaves};
+use crate::store::{ChargedSaveOutcome, ChargedSaves, MessageRecord, Owner, SaveOutcome};
 
 use super::A2aService;
 use super::requests::{Reply, SendRequest, SentMessage};
 use super::send::Submission;
 use super::tasks::{EndedTask, stored_ending};
 
-/// A send whose charge the save of its task applies: its skill, the charge, and the store's
-/// saves that apply it.
+/// A send not looked up first: its skill, and how its call is charged.
 pub(super) struct DeferredCharge<'a> {
     pub(super) skill: Arc<dyn Skill>,
-    pub(super) charge: BucketCharge,
-    pub(super) saves: &'a dyn ChargedSaves,
+    pub(super) charged: ChargedBy<'a>,
+}
+
+/// How a send not looked up first is charged.
+pub(super) enum ChargedBy<'a> {
+    /// Before it runs, from this replica's lease of the bucket: the limiter's decision.
+    Lease(Decision),
+    /// After it runs, by the store's save of its task: the charge and the saves that apply it.
+    Save {
+        charge: BucketCharge,
+        saves: &'a dyn ChargedSaves,
+    },
 }
 
 impl A2aService {
-    /// The charge a blocking send may leave to the save of its task, with the store's saves
-    /// that apply it: then its skill runs first, and one atomic step of the store checks the
-    /// message, charges the caller and stores the task (one round trip to Redis instead of
-    /// three). Only for a new message (no task to read), without a push config or a
-    /// simulation, to a skill of the `default` bucket (cheap and local: running it before the
-    /// charge risks little), from an owner not held on the charge-first path, with a limiter
-    /// that keeps its buckets in the store's Redis and a bucket open to the plan. Everything
-    /// else is charged before its skill runs: an LLM call of the `expensive` bucket never runs
-    /// uncharged, and a closed bucket is refused before anything runs.
-    pub(super) fn deferred_charge(
+    /// How a blocking send may skip the look-up of its message, when it may: charged ahead
+    /// from the limiter's lease ([`RateLimiter::charges_ahead`](crate::limits::RateLimiter)),
+    /// or left to the save of its task, with the store's saves that apply it (its skill runs
+    /// first, then one atomic step of the store checks the message, charges the caller and
+    /// stores the task: one round trip to Redis instead of three). Only for a new message (no
+    /// task to read), without a push config or a simulation, to a skill of the `default` bucket
+    /// (cheap and local: running it again for a message sent twice, or before its charge, risks
+    /// little), from an owner not held on the charge-first path, with a limiter that leases or
+    /// keeps its buckets in the store's Redis, and a bucket open to the plan. Everything else
+    /// is looked up, then charged before its skill runs: an LLM call of the `expensive` bucket
+    /// never runs uncharged, a closed bucket is refused before anything runs, and a refused
+    /// lease goes that way too (a message sent before is answered, not refused).
+    pub(super) async fn deferred_charge(
         &self,
         principal: &Principal,
         request: &SendRequest,
@@ -55,85 +69,177 @@ impl A2aService {
         if skill.info().bucket != Bucket::Default {
             return None;
         }
-        let saves = self.store.charged_saves()?;
-        let charge = self
-            .limiter
-            .defer(&principal.owner, principal.plan, Bucket::Default)?;
+        let (owner, plan) = (&principal.owner, principal.plan);
+        let charged = if self.limiter.charges_ahead(plan, Bucket::Default) {
+            match self.limiter.check(owner, plan, Bucket::Default).await {
+                decision @ Decision::Allowed { .. } => ChargedBy::Lease(decision),
+                _ => return None,
+            }
+        } else {
+            ChargedBy::Save {
+                saves: self.store.charged_saves()?,
+                charge: self.limiter.defer(owner, plan, Bucket::Default)?,
+            }
+        };
         Some(DeferredCharge {
             skill: Arc::clone(skill),
-            charge,
-            saves,
+            charged,
         })
     }
 
-    /// A blocking send whose save applies its charge ([`A2aService::deferred_charge`]): the
-    /// skill runs, then the store checks the message, charges the caller and stores the task
-    /// in one atomic step; the answer and its `RateLimit` headers are those of the
+    /// A blocking send not looked up first ([`A2aService::deferred_charge`]): the skill runs,
+    /// then the store checks the message and stores the task in one atomic step, applying the
+    /// charge when the save carries it; the answer and its `RateLimit` headers are those of the
     /// charge-first path. What that path would not have run holds the owner on it for a while
-    /// ([`ChargeFirstOwners`]), so no client gets uncharged runs one after another:
-    /// - a message seen before answers with its task, uncharged, and holds the owner for one
-    ///   emission interval (the time one call frees up);
+    /// ([`ChargeFirstOwners`](crate::limits::ChargeFirstOwners)), so no client gets uncharged
+    /// runs one after another:
+    /// - a message seen before answers with its task, uncharged (a call charged from a lease is
+    ///   given back to it), and holds the owner for one emission interval (the time one call
+    ///   frees up);
     /// - a refused charge stores nothing, is answered as the same refusal, and holds the owner
     ///   until its `retryAfter` has passed;
-    /// - a run that ends in an error (invalid input, a task over the size cap) is charged by
-    ///   the limiter as the charge-first path charged it, and a refusal wins over the error;
+    /// - a run that ends in an error (invalid input, a task over the size cap) is charged as
+    ///   the charge-first path charged it, and a refusal wins over the error;
     /// - a store that fails (Redis unreachable) answers `-32603`, as a failed save does, and
     ///   holds the owner for one interval. Its step did all or nothing: a retry of the same
     ///   message finds its task, or runs it again.
-    pub(super) async fn send_charged_by_its_save(
+    pub(super) async fn send_not_looked_up(
         &self,
         principal: &Principal,
         request: SendRequest,
         sent: SentMessage,
         deferred: DeferredCharge<'_>,
     ) -> Result<Reply, ApiError> {
-        let DeferredCharge {
-            skill,
-            charge,
-            saves,
-        } = deferred;
-        let owner = &principal.owner;
+        let DeferredCharge { skill, charged } = deferred;
         let message = request.params.message;
         let Submission {
-            submitted, request, ..
+            submitted,
+            request,
+            new_in_context,
         } = self
-            .submission(owner, message, None, skill.as_ref(), request.language)
+            .submission(
+                &principal.owner,
+                message,
+                None,
+                skill.as_ref(),
+                request.language,
+            )
             .await?;
-        let stored = match self.run_to_stored(skill.as_ref(), request, submitted).await {
-            Ok(stored) => stored,
-            Err(error) => {
-                self.charge(principal, Bucket::Default).await?;
-                return Err(error);
+        let ran = self.run_to_stored(skill.as_ref(), request, submitted).await;
+        let (stored, reply) = match charged {
+            ChargedBy::Lease(decision) => {
+                let stored = ran?;
+                let reply = self
+                    .save_leased(principal, &stored, sent, decision, new_in_context)
+                    .await?;
+                (stored, reply)
+            }
+            ChargedBy::Save { charge, saves } => {
+                let stored = match ran {
+                    Ok(stored) => stored,
+                    Err(error) => {
+                        self.charge(principal, Bucket::Default).await?;
+                        return Err(error);
+                    }
+                };
+                let reply = self
+                    .save_charging(principal, &stored, sent, &charge, saves)
+                    .await?;
+                (stored, reply)
             }
         };
+        if reply.rate.is_some() {
+            self.metrics.task(skill.info().id, stored.state);
+        }
+        Ok(reply)
+    }
+
+    /// Saves the task of a call charged from a lease; a message seen before gives its call
+    /// back.
+    async fn save_leased(
+        &self,
+        principal: &Principal,
+        stored: &EndedTask,
+        sent: SentMessage,
+        decision: Decision,
+        new_in_context: bool,
+    ) -> Result<Reply, ApiError> {
+        let owner = &principal.owner;
+        let record = MessageRecord {
+            task_id: stored.task.id.clone(),
+        };
+        let saved = self
+            .store
+            .save(
+                owner,
+                &stored.task,
+                &sent.content_hash,
+                &record,
+                new_in_context,
+            )
+            .await?;
+        match saved {
+            SaveOutcome::Saved => Ok(Reply {
+                result: stored.task.json.clone(),
+                rate: Some((decision, Bucket::Default)),
+                sent: Some(sent),
+            }),
+            SaveOutcome::Duplicate(existing) => {
+                self.limiter
+                    .give_back(owner, principal.plan, Bucket::Default);
+                self.charge_first.hold(owner, one_interval(decision));
+                self.seen_before(owner, &existing, sent).await
+            }
+        }
+    }
+
+    /// Saves the task of a call whose charge the save applies.
+    async fn save_charging(
+        &self,
+        principal: &Principal,
+        stored: &EndedTask,
+        sent: SentMessage,
+        charge: &BucketCharge,
+        saves: &dyn ChargedSaves,
+    ) -> Result<Reply, ApiError> {
+        let owner = &principal.owner;
         let one_interval = charge.interval();
         let saved = saves
-            .save_charged(owner, &stored.task, &sent.content_hash, &charge)
+            .save_charged(owner, &stored.task, &sent.content_hash, charge)
             .await;
         match saved {
             Ok(ChargedSaveOutcome::Charged(gcra)) => {
                 let decision = Decision::of_gcra(charge.limit, &gcra);
                 let decision = self.admitted(principal, Bucket::Default, decision)?;
-                self.metrics.task(skill.info().id, stored.state);
                 Ok(Reply {
-                    result: stored.task.json,
+                    result: stored.task.json.clone(),
                     rate: Some((decision, Bucket::Default)),
                     sent: Some(sent),
                 })
             }
             Ok(ChargedSaveOutcome::Seen(record)) => {
                 self.charge_first.hold(owner, one_interval);
-                Ok(Reply {
-                    result: self.owned_task(owner, &record.task_id).await?,
-                    rate: None,
-                    sent: Some(sent),
-                })
+                self.seen_before(owner, &record, sent).await
             }
             Err(error) => {
                 self.charge_first.hold(owner, one_interval);
                 Err(error.into())
             }
         }
+    }
+
+    /// The answer to a message seen before: the task it produced, as it is now, uncharged.
+    async fn seen_before(
+        &self,
+        owner: &Owner,
+        record: &MessageRecord,
+        sent: SentMessage,
+    ) -> Result<Reply, ApiError> {
+        Ok(Reply {
+            result: self.owned_task(owner, &record.task_id).await?,
+            rate: None,
+            sent: Some(sent),
+        })
     }
 
     /// Runs a `submitted` task's skill and makes the terminal task as it is stored, refused
@@ -147,5 +253,13 @@ impl A2aService {
         let ended = stored_ending(submitted, self.run(skill, request).await?)?;
         self.check_task_size(ended.task.json.len())?;
         Ok(ended)
+    }
+}
+
+/// The time one call of a bucket frees up, from a decision that allowed a call in it.
+fn one_interval(decision: Decision) -> Duration {
+    match decision {
+        Decision::Allowed { limit, .. } => Duration::from_secs(60) / limit.max(1),
+        _ => Duration::ZERO,
     }
 }

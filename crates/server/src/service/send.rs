@@ -86,9 +86,9 @@ impl A2aService {
                 .send_on_runtime(principal, request, message_key, sent)
                 .await;
         }
-        if let Some(deferred) = self.deferred_charge(principal, &request) {
+        if let Some(deferred) = self.deferred_charge(principal, &request).await {
             return self
-                .send_charged_by_its_save(principal, request, sent, deferred)
+                .send_not_looked_up(principal, request, sent, deferred)
                 .await;
         }
         let owner = &principal.owner;

@@ -15,6 +15,7 @@ mod grpc;
 mod grpc_security;
 mod helpers;
 mod isolation;
+mod leases;
 mod lifecycle;
 mod limits;
 mod log_secrets;
