@@ -96,12 +96,12 @@ pub trait RateLimiter: Send + Sync {
         None
     }
 
-    /// Whether this limiter charges calls of `plan` to `bucket` ahead, a lease of them at a
-    /// time, so that [`RateLimiter::check`] usually decides without a round trip: then a cheap
-    /// send is charged before it runs and its save alone tells a message seen before (no
-    /// look-up of the message first). `false`, the default.
-    fn charges_ahead(&self, _plan: Plan, _bucket: Bucket) -> bool {
-        false
+    /// The span of the lease in which this limiter charges calls of `plan` to `bucket` ahead,
+    /// several at a time, so that [`RateLimiter::check`] usually decides without a round trip:
+    /// then a cheap send is charged before it runs and its save alone tells a message seen
+    /// before (no look-up of the message first). `None`, the default: one call at a time.
+    fn lease_span(&self, _plan: Plan, _bucket: Bucket) -> Option<Duration> {
+        None
     }
 
     /// Gives back a call [`RateLimiter::check`] charged ahead, when the call turned out to be a

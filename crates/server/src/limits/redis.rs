@@ -304,14 +304,14 @@ impl RateLimiter for RedisLimiter {
     }
 
     fn defer(&self, owner: &Owner, plan: Plan, bucket: Bucket) -> Option<BucketCharge> {
-        if !self.shares_the_store_redis || self.charges_ahead(plan, bucket) {
+        if !self.shares_the_store_redis || self.lease_span(plan, bucket).is_some() {
             return None;
         }
         self.charge(owner, plan, bucket)
     }
 
-    fn charges_ahead(&self, plan: Plan, bucket: Bucket) -> bool {
-        self.lease_size(self.limit(plan, bucket)) > 1
+    fn lease_span(&self, plan: Plan, bucket: Bucket) -> Option<Duration> {
+        (self.lease_size(self.limit(plan, bucket)) > 1).then_some(self.lease_span)
     }
 
     fn give_back(&self, owner: &Owner, plan: Plan, bucket: Bucket) {

@@ -29,8 +29,9 @@ pub(super) struct DeferredCharge<'a> {
 
 /// How a send not looked up first is charged.
 pub(super) enum ChargedBy<'a> {
-    /// Before it runs, from this replica's lease of the bucket: the limiter's decision.
-    Lease(Decision),
+    /// Before it runs, from this replica's lease of the bucket: the limiter's decision, and the
+    /// lease's span.
+    Lease { decision: Decision, span: Duration },
     /// After it runs, by the store's save of its task: the charge and the saves that apply it.
     Save {
         charge: BucketCharge,
@@ -40,7 +41,7 @@ pub(super) enum ChargedBy<'a> {
 
 impl A2aService {
     /// How a blocking send may skip the look-up of its message, when it may: charged ahead
-    /// from the limiter's lease ([`RateLimiter::charges_ahead`](crate::limits::RateLimiter)),
+    /// from the limiter's lease ([`RateLimiter::lease_span`](crate::limits::RateLimiter)),
     /// or left to the save of its task, with the store's saves that apply it (its skill runs
     /// first, then one atomic step of the store checks the message, charges the caller and
     /// stores the task: one round trip to Redis instead of three). Only for a new message (no
@@ -70,9 +71,9 @@ impl A2aService {
             return None;
         }
         let (owner, plan) = (&principal.owner, principal.plan);
-        let charged = if self.limiter.charges_ahead(plan, Bucket::Default) {
+        let charged = if let Some(span) = self.limiter.lease_span(plan, Bucket::Default) {
             match self.limiter.check(owner, plan, Bucket::Default).await {
-                decision @ Decision::Allowed { .. } => ChargedBy::Lease(decision),
+                decision @ Decision::Allowed { .. } => ChargedBy::Lease { decision, span },
                 _ => return None,
             }
         } else {
@@ -93,9 +94,10 @@ impl A2aService {
     /// charge-first path. What that path would not have run holds the owner on it for a while
     /// ([`ChargeFirstOwners`](crate::limits::ChargeFirstOwners)), so no client gets uncharged
     /// runs one after another:
-    /// - a message seen before answers with its task, uncharged (a call charged from a lease is
-    ///   given back to it), and holds the owner for one emission interval (the time one call
-    ///   frees up);
+    /// - a message seen before answers with its task, uncharged, and holds the owner for one
+    ///   emission interval (the time one call frees up); a call charged from a lease is given
+    ///   back to it and holds the owner for the lease's span, so resends run at most one skill
+    ///   a span however high the limit;
     /// - a refused charge stores nothing, is answered as the same refusal, and holds the owner
     ///   until its `retryAfter` has passed;
     /// - a run that ends in an error (invalid input, a task over the size cap) is charged as
@@ -127,10 +129,11 @@ impl A2aService {
             .await?;
         let ran = self.run_to_stored(skill.as_ref(), request, submitted).await;
         let (stored, reply) = match charged {
-            ChargedBy::Lease(decision) => {
+            ChargedBy::Lease { decision, span } => {
                 let stored = ran?;
+                let leased = (decision, span);
                 let reply = self
-                    .save_leased(principal, &stored, sent, decision, new_in_context)
+                    .save_leased(principal, &stored, sent, leased, new_in_context)
                     .await?;
                 (stored, reply)
             }
@@ -154,14 +157,14 @@ impl A2aService {
         Ok(reply)
     }
 
-    /// Saves the task of a call charged from a lease; a message seen before gives its call
-    /// back.
+    /// Saves the task of a call charged from a lease (`leased`: the decision and the lease's
+    /// span); a message seen before gives its call back.
     async fn save_leased(
         &self,
         principal: &Principal,
         stored: &EndedTask,
         sent: SentMessage,
-        decision: Decision,
+        (decision, span): (Decision, Duration),
         new_in_context: bool,
     ) -> Result<Reply, ApiError> {
         let owner = &principal.owner;
@@ -187,7 +190,7 @@ impl A2aService {
             SaveOutcome::Duplicate(existing) => {
                 self.limiter
                     .give_back(owner, principal.plan, Bucket::Default);
-                self.charge_first.hold(owner, one_interval(decision));
+                self.charge_first.hold(owner, span);
                 self.seen_before(owner, &existing, sent).await
             }
         }
@@ -253,13 +256,5 @@ impl A2aService {
         let ended = stored_ending(submitted, self.run(skill, request).await?)?;
         self.check_task_size(ended.task.json.len())?;
         Ok(ended)
-    }
-}
-
-/// The time one call of a bucket frees up, from a decision that allowed a call in it.
-fn one_interval(decision: Decision) -> Duration {
-    match decision {
-        Decision::Allowed { limit, .. } => Duration::from_secs(60) / limit.max(1),
-        _ => Duration::ZERO,
     }
 }

@@ -95,7 +95,9 @@ async fn a_leased_bucket_asks_redis_once_for_many_calls() {
 }
 
 /// A message sent again on the leased path answers with its task and gives its call back to
-/// the lease: the next new message is charged as if the resend had not been made.
+/// the lease: the next new message is charged as if the resend had not been made. The resend
+/// holds its owner on the look-up-first path for the lease's span, so another resend within it
+/// is looked up, not run, however high the limit.
 #[tokio::test]
 async fn a_resend_on_a_leased_bucket_is_answered_uncharged() {
     let redis = RedisServer::start();
@@ -107,8 +109,22 @@ async fn a_resend_on_a_leased_bucket_is_answered_uncharged() {
     let again = app.rpc(Some(&token), &body).await;
     assert_eq!(again.result()["id"], first.result()["id"], "{}", again.body);
     assert_eq!(again.header("ratelimit"), None, "answered uncharged");
-    // The resend held the owner on the look-up-first path for one interval (100 µs here).
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+
+    let monitor = RedisMonitor::start(&redis).await;
+    let third = app.rpc(Some(&token), &body).await;
+    let commands = monitor.take().await;
+    assert_eq!(third.result()["id"], first.result()["id"], "{}", third.body);
+    assert!(
+        commands
+            .iter()
+            .any(|c| !c.from_script && c.name() == "GET" && c.touches(":msg:")),
+        "looked up first: {commands:?}"
+    );
+    assert!(
+        !commands.iter().any(|c| c.name() == "EVALSHA"),
+        "neither charged nor saved again: {commands:?}"
+    );
+
     let next = app.send(&token, "test_echo", "the next one").await;
     assert_eq!(next.result()["status"]["state"], "completed");
     assert_eq!(
