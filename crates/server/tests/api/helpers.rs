@@ -65,6 +65,16 @@ impl Reply {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+
+    /// The calls left, the `r=` of the `RateLimit` header.
+    pub fn remaining(&self) -> u64 {
+        let header = self.header("ratelimit").expect("a RateLimit header");
+        header
+            .split(';')
+            .find_map(|part| part.strip_prefix("r="))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no r= in {header}"))
+    }
 }
 
 /// Settings for a test server: loopback port 0, fixed secret, memory store; served on the

@@ -26,16 +26,6 @@ fn leasing(url: String, per_minute: u32, lease_ms: u64) -> impl FnOnce(&mut Sett
     }
 }
 
-/// The `r=` of a `RateLimit` header.
-fn remaining(reply: &Reply) -> u64 {
-    let header = reply.header("ratelimit").expect("a RateLimit header");
-    header
-        .split(';')
-        .find_map(|part| part.strip_prefix("r="))
-        .and_then(|r| r.parse().ok())
-        .unwrap_or_else(|| panic!("no r= in {header}"))
-}
-
 /// Scripts a client called on a rate-limit bucket's key. A script Redis did not know yet is
 /// answered `NOSCRIPT`, loaded and called again: the call a `SCRIPT LOAD` follows is not counted.
 fn bucket_round_trips(commands: &[MonitoredCommand]) -> usize {
@@ -73,7 +63,7 @@ async fn a_leased_bucket_asks_redis_once_for_many_calls() {
             "{}",
             reply.body
         );
-        assert_eq!(remaining(&reply), 600_000 - 1 - i, "call {i}");
+        assert_eq!(reply.remaining(), 600_000 - 1 - i, "call {i}");
         sent.push(reply.result()["id"].clone());
     }
     for id in &sent {
@@ -105,7 +95,7 @@ async fn a_resend_on_a_leased_bucket_is_answered_uncharged() {
     let token = app.token("resender", Plan::Pro);
     let body = send_body("test_echo", "once", &uuid());
     let first = app.rpc(Some(&token), &body).await;
-    assert_eq!(remaining(&first), 599_999, "{}", first.body);
+    assert_eq!(first.remaining(), 599_999, "{}", first.body);
     let again = app.rpc(Some(&token), &body).await;
     assert_eq!(again.result()["id"], first.result()["id"], "{}", again.body);
     assert_eq!(again.header("ratelimit"), None, "answered uncharged");
@@ -128,7 +118,7 @@ async fn a_resend_on_a_leased_bucket_is_answered_uncharged() {
     let next = app.send(&token, "test_echo", "the next one").await;
     assert_eq!(next.result()["status"]["state"], "completed");
     assert_eq!(
-        remaining(&next),
+        next.remaining(),
         599_998,
         "the resend's call was given back"
     );

@@ -53,16 +53,6 @@ fn looked_up_the_message(commands: &[MonitoredCommand]) -> bool {
         .any(|c| !c.from_script && c.name() == "GET" && c.touches(":msg:"))
 }
 
-/// The `r=` of a `RateLimit` header.
-fn remaining(reply: &Reply) -> u64 {
-    let header = reply.header("ratelimit").expect("a RateLimit header");
-    header
-        .split(';')
-        .find_map(|part| part.strip_prefix("r="))
-        .and_then(|r| r.parse().ok())
-        .unwrap_or_else(|| panic!("no r= in {header}"))
-}
-
 /// Sends fresh messages until one is refused; the refused message's body, the refusal and how
 /// many were stored before it.
 async fn send_until_refused(app: &TestApp, token: &str) -> (Value, Reply, usize) {
@@ -101,7 +91,7 @@ async fn a_default_bucket_send_is_one_script_call_charged_once_and_stored() {
     let token = app.token("one-trip", Plan::Pro);
     // The first send also loads the script into Redis.
     let first = app.send(&token, "test_echo", "first").await;
-    assert_eq!(remaining(&first), 14, "{:?}", first.headers);
+    assert_eq!(first.remaining(), 14, "{:?}", first.headers);
 
     let monitor = RedisMonitor::start(&redis).await;
     let before = command_calls(&redis).await;
@@ -114,7 +104,7 @@ async fn a_default_bucket_send_is_one_script_call_charged_once_and_stored() {
         reply.header("ratelimit-policy"),
         Some("\"default\";q=15;w=60")
     );
-    assert_eq!(remaining(&reply), 13, "charged exactly once");
+    assert_eq!(reply.remaining(), 13, "charged exactly once");
     assert_eq!(
         round_trips(&commands),
         ["EVALSHA"],
@@ -185,7 +175,7 @@ async fn a_send_over_the_limit_is_refused_stores_nothing_and_runs_once_the_limit
         "echo: over the limit",
         "the same message runs once the limit allows it"
     );
-    assert_eq!(remaining(&again), 0);
+    assert_eq!(again.remaining(), 0);
     assert_eq!(
         redis_keys(&redis, "a2a:v1:*:task:*").await.len(),
         stored + 1
@@ -200,7 +190,7 @@ async fn a_resend_answers_the_same_task_uncharged_and_the_next_resend_is_looked_
     let token = app.token("resender", Plan::Pro);
     let body = send_body("test_echo", "once", &uuid());
     let first = app.rpc(Some(&token), &body).await;
-    assert_eq!(remaining(&first), 14);
+    assert_eq!(first.remaining(), 14);
 
     let monitor = RedisMonitor::start(&redis).await;
     let resent = app.rpc(Some(&token), &body).await;
@@ -231,7 +221,7 @@ async fn a_resend_answers_the_same_task_uncharged_and_the_next_resend_is_looked_
     );
 
     let next = app.send(&token, "test_echo", "another").await;
-    assert_eq!(remaining(&next), 13, "neither resend was charged");
+    assert_eq!(next.remaining(), 13, "neither resend was charged");
     assert_eq!(redis_keys(&redis, "a2a:v1:*:task:*").await.len(), 2);
 }
 
@@ -290,7 +280,7 @@ async fn a_run_that_ends_in_an_error_is_charged_as_before_and_a_refusal_wins() {
     let token = app.token("invalid", Plan::Pro);
     let too_long = "word ".repeat(300);
     let first = app.send(&token, "test_echo", "fine").await;
-    assert_eq!(remaining(&first), 1);
+    assert_eq!(first.remaining(), 1);
 
     let invalid = app.send(&token, "document_search", &too_long).await;
     assert_eq!(invalid.code(), -32602, "{}", invalid.body);
@@ -412,7 +402,7 @@ async fn with_redis_down_a_send_is_an_internal_error_and_its_retry_runs_once_red
         "echo: through an outage"
     );
     assert_eq!(
-        remaining(&answered),
+        answered.remaining(),
         14,
         "charged once, by the save that stored it"
     );
