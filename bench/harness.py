@@ -741,8 +741,9 @@ class Ours:
     """One of our servers, checked with one call of each kind and warmed up."""
 
     def __init__(self, processes, wrk, args, store, auth, tokens, redis, jwks_url, workdir,
-                 name=None, extra_env=None, threading=None, bindings=False):
+                 name=None, extra_env=None, threading=None, bindings=False, variant=None):
         self.store, self.auth, self.threading = store, auth, threading
+        self.variant = variant
         self.bindings = bindings
         self.h2_client = args.h2_client if bindings else None
         self.name = name or f"{store}_{auth}" + (f"_{threading}" if threading else "")
@@ -804,7 +805,8 @@ class Ours:
 
     def label(self):
         threading = f", threading {self.threading}" if self.threading else ""
-        return f"ours, {self.store}, {self.auth.upper()}{threading}"
+        variant = f", {self.variant}" if self.variant else ""
+        return f"ours, {self.store}, {self.auth.upper()}{threading}{variant}"
 
     def measure(self, wrk, report):
         key, label = f"ours_{self.name}", self.label()
@@ -1040,7 +1042,7 @@ def main():
         # The same Redis server charging every call in Redis (no lease), as for users whose
         # limits allow less than a call per lease span (the default plans').
         ours[3:3] = [Ours(processes, wrk, args, "redis", "hs256", tokens, redis, jwks_url,
-                          workdir, name="redis_hs256_unleased",
+                          workdir, name="redis_hs256_unleased", variant="no lease",
                           extra_env={"A2A__LIMITS__REDIS_LEASE_MS": "0"})]
         if args.compare_threading:
             # Right after the default server, so that each round measures the two modes
