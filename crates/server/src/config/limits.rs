@@ -64,7 +64,7 @@ pub struct LimitSettings {
     /// How long a limiter call to Redis may take before it counts as a failure.
     pub redis_timeout_ms: u64,
     /// The Redis limiter's lease, in milliseconds of a bucket's rate
-    /// (`A2A__LIMITS__REDIS_LEASE_MS`): a bucket whose limit allows more than one call in that
+    /// (`A2A__LIMITS__REDIS_LEASE_MS`): a bucket whose limit allows two calls or more in that
     /// time is charged that many calls at once, which this replica then serves without asking
     /// Redis again, for at most that long. Across replicas a user may go over the limit by at
     /// most this much of it, and lose up to a lease a replica per lapse. 0 charges every call
