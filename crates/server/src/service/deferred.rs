@@ -14,7 +14,7 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::gcra::BucketCharge;
 use crate::limits::Decision;
-use crate::store::{ChargedSaveOutcome, ChargedSaves, MessageRecord, Owner, SaveOutcome};
+use crate::store::{ChargedSaveOutcome, ChargedSaves, MessageRecord, Owner};
 
 use super::A2aService;
 use super::requests::{Reply, SendRequest, SentMessage};
@@ -128,14 +128,29 @@ impl A2aService {
             )
             .await?;
         let ran = self.run_to_stored(skill.as_ref(), request, submitted).await;
-        let (stored, reply) = match charged {
+        let (state, reply) = match charged {
             ChargedBy::Lease { decision, span } => {
-                let stored = ran?;
-                let leased = (decision, span);
-                let reply = self
-                    .save_leased(principal, &stored, sent, leased, new_in_context)
+                let EndedTask { task, state } = ran?;
+                let owner = &principal.owner;
+                let answer = self
+                    .store_ended(owner, task, &sent.content_hash, new_in_context)
                     .await?;
-                (stored, reply)
+                let rate = if answer.seen_before {
+                    // Answered uncharged: the call goes back to the lease, and the owner's
+                    // resends are looked up first for a span.
+                    self.limiter
+                        .give_back(owner, principal.plan, Bucket::Default);
+                    self.charge_first.hold(owner, span);
+                    None
+                } else {
+                    Some((decision, Bucket::Default))
+                };
+                let reply = Reply {
+                    result: answer.json,
+                    rate,
+                    sent: Some(sent),
+                };
+                (state, reply)
             }
             ChargedBy::Save { charge, saves } => {
                 let stored = match ran {
@@ -148,52 +163,13 @@ impl A2aService {
                 let reply = self
                     .save_charging(principal, &stored, sent, &charge, saves)
                     .await?;
-                (stored, reply)
+                (stored.state, reply)
             }
         };
         if reply.rate.is_some() {
-            self.metrics.task(skill.info().id, stored.state);
+            self.metrics.task(skill.info().id, state);
         }
         Ok(reply)
-    }
-
-    /// Saves the task of a call charged from a lease (`leased`: the decision and the lease's
-    /// span); a message seen before gives its call back.
-    async fn save_leased(
-        &self,
-        principal: &Principal,
-        stored: &EndedTask,
-        sent: SentMessage,
-        (decision, span): (Decision, Duration),
-        new_in_context: bool,
-    ) -> Result<Reply, ApiError> {
-        let owner = &principal.owner;
-        let record = MessageRecord {
-            task_id: stored.task.id.clone(),
-        };
-        let saved = self
-            .store
-            .save(
-                owner,
-                &stored.task,
-                &sent.content_hash,
-                &record,
-                new_in_context,
-            )
-            .await?;
-        match saved {
-            SaveOutcome::Saved => Ok(Reply {
-                result: stored.task.json.clone(),
-                rate: Some((decision, Bucket::Default)),
-                sent: Some(sent),
-            }),
-            SaveOutcome::Duplicate(existing) => {
-                self.limiter
-                    .give_back(owner, principal.plan, Bucket::Default);
-                self.charge_first.hold(owner, span);
-                self.seen_before(owner, &existing, sent).await
-            }
-        }
     }
 
     /// Saves the task of a call whose charge the save applies.

@@ -38,6 +38,13 @@ pub(super) enum Begun {
     },
 }
 
+/// What [`A2aService::store_ended`] answers: the task as stored, or, when another request
+/// with the same message got there first, that request's task as it is now.
+pub(super) struct StoredAnswer {
+    pub(super) json: Bytes,
+    pub(super) seen_before: bool,
+}
+
 /// What [`A2aService::admit`] made of a message.
 pub(super) enum Prepared {
     /// The same message was sent before: its task's id.
@@ -122,11 +129,11 @@ impl A2aService {
         } = stored_ending(submitted, outcome)?;
         self.metrics.task(skill.info().id, state);
         self.check_task_size(stored.json.len())?;
-        let result = self
+        let answer = self
             .store_ended(owner, stored, &message_key, new_in_context)
             .await?;
         Ok(Reply {
-            result,
+            result: answer.json,
             rate: Some((decision, bucket)),
             sent: Some(sent),
         })
@@ -160,16 +167,16 @@ impl A2aService {
         })
     }
 
-    /// Stores the task a blocking send stored_ending, and answers it: a continued task's configs are
+    /// Stores the task a blocking send ended, and answers it: a continued task's configs are
     /// told how this turn ended; a message stored meanwhile under the same key answers with
     /// its task instead.
-    async fn store_ended(
+    pub(super) async fn store_ended(
         &self,
         owner: &Owner,
         stored: StoredTask,
         message_key: &str,
         new_in_context: bool,
-    ) -> Result<Bytes, ApiError> {
+    ) -> Result<StoredAnswer, ApiError> {
         let record = MessageRecord {
             task_id: stored.id.clone(),
         };
@@ -185,11 +192,15 @@ impl A2aService {
                         push.entered(owner, &record.task_id, stored.json.clone())
                             .await;
                     }
-                    stored.json
+                    StoredAnswer {
+                        json: stored.json,
+                        seen_before: false,
+                    }
                 }
-                SaveOutcome::Duplicate(existing) => {
-                    self.owned_task(owner, &existing.task_id).await?
-                }
+                SaveOutcome::Duplicate(existing) => StoredAnswer {
+                    json: self.owned_task(owner, &existing.task_id).await?,
+                    seen_before: true,
+                },
             },
         )
     }
