@@ -200,6 +200,10 @@ fn invalid_configuration_names_the_key() {
         ),
         (vec![("A2A__SERVER__BIND", "nowhere")], "server.bind"),
         (
+            vec![("A2A__LLM__HTTP2", "sometimes")],
+            "expected a boolean for key \"llm.http2\"",
+        ),
+        (
             vec![("A2A__LIMITS__REDIS_LEASE_MS", "1001")],
             "limits.redis_lease_ms",
         ),

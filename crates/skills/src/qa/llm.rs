@@ -50,6 +50,15 @@ pub struct LlmSettings {
     pub max_answer_tokens: u32,
     /// Sampling temperature; low values keep answers close to the passages.
     pub temperature: f32,
+    /// Speaks HTTP/2 to the backend from the first byte (cleartext "prior knowledge" on an
+    /// `http://` URL, HTTP/2 alone offered on `https://`), so that every answer in flight
+    /// shares one connection instead of holding an HTTP/1.1 connection (and its buffers) each.
+    /// Off by default: most local model servers speak HTTP/1.1 only, and over `https://` the
+    /// client already takes HTTP/2 whenever the backend offers it. Turn it on only for a
+    /// backend (or a proxy in front of it) that accepts HTTP/2 without negotiation, and that
+    /// allows as many streams on a connection as answers run at once: answers beyond its
+    /// limit wait for a place.
+    pub http2: bool,
 }
 
 impl Default for LlmSettings {
@@ -64,6 +73,7 @@ impl Default for LlmSettings {
             max_context_tokens: 6000,
             max_answer_tokens: 800,
             temperature: 0.2,
+            http2: false,
         }
     }
 }
@@ -80,6 +90,7 @@ impl fmt::Debug for LlmSettings {
             .field("max_context_tokens", &self.max_context_tokens)
             .field("max_answer_tokens", &self.max_answer_tokens)
             .field("temperature", &self.temperature)
+            .field("http2", &self.http2)
             .finish()
     }
 }
@@ -94,6 +105,13 @@ impl LlmSettings {
             .filter(|url| !url.is_empty())
     }
 }
+
+/// How often the shared HTTP/2 connection to the backend is pinged, idle or not.
+const HTTP2_PING_INTERVAL: Duration = Duration::from_secs(20);
+
+/// How long a ping may go unanswered before the connection is dropped: answers still waiting
+/// for their head are retried, answers being read end as cut off.
+const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest `Retry-After` the client is willing to sleep through: beyond it, the user is better
 /// served by a prompt "try again later" than by a request that hangs.
@@ -280,9 +298,19 @@ impl LlmClient {
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
         let timeout = Duration::from_secs(settings.timeout_secs);
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .connect_timeout(timeout.min(Duration::from_secs(10)));
+        if settings.http2 {
+            // One connection carries every answer: a dead one is found by its pings, not by
+            // each answer's timeout.
+            http = http
+                .http2_prior_knowledge()
+                .http2_keep_alive_interval(HTTP2_PING_INTERVAL)
+                .http2_keep_alive_timeout(HTTP2_PING_TIMEOUT)
+                .http2_keep_alive_while_idle(true);
+        }
+        let http = http
             .build()
             .map_err(|e| format!("the HTTP client for [llm] could not be built: {e}"))?;
         Ok(LlmClient {

@@ -3,11 +3,13 @@
 //! or a panic), and `catholic_qa` and `document_search` answer from a small starter corpus of
 //! real texts, in BM25 and (with the `embeddings` feature) hybrid mode. `catholic_qa` answers
 //! over a corpus written for its tests (`catholic_qa`), and writes and streams its answers with
-//! a real OpenAI-compatible server on loopback (`llm_backend`, `catholic_qa`, `streaming`), and
-//! answers questions about the calendar from the calendar skills (`calendar_qa`).
+//! a real OpenAI-compatible server on loopback (`llm_backend`, `catholic_qa`, `streaming`; over
+//! one shared HTTP/2 connection in `http2`), and answers questions about the calendar from the
+//! calendar skills (`calendar_qa`).
 
 mod calendar_qa;
 mod catholic_qa;
+mod http2;
 mod llm_backend;
 mod streaming;
 mod trust;
