@@ -1,7 +1,6 @@
 """The streaming benchmark's answering backend (bench/streams_backend.py), run in this process
-over socket pairs (no port, no server): every mode and /control over HTTP/1.1 and, when the
-`h2` package is there (bench/streams installs it for the backend), over HTTP/2 with prior
-knowledge on the same handler: a burst larger than the client's flow-control windows, answers
+over socket pairs (no port, no server): every mode and /control over HTTP/1.1 and over HTTP/2
+with prior knowledge on the same handler (the `h2` package: run under bench/python-h2's Python): a burst larger than the client's flow-control windows, answers
 paused and released on one connection, a stream reset and a connection dropped while answers
 are held."""
 
@@ -13,12 +12,9 @@ import unittest
 
 import streams_backend as backend
 
-try:
-    import h2.config
-    import h2.connection
-    import h2.events
-except ImportError:
-    h2 = None
+import h2.config
+import h2.connection
+import h2.events
 
 DONE = b"data: [DONE]\n\n"
 
@@ -189,7 +185,6 @@ class Http1(Served):
         self.assertEqual(status, b"HTTP/1.1 404 Not Found")
 
 
-@unittest.skipIf(h2 is None, "the h2 package is missing (bench/streams installs it)")
 class Http2(Served):
     async def asyncSetUp(self):
         await super().asyncSetUp()
