@@ -279,7 +279,10 @@ impl TaskRuntime {
             streamed: Arc::default(),
         };
         let streamed = Arc::clone(&sink.streamed);
-        let work = work(sink);
+        // Boxed once: moved by value through `drive` and `run`, the work's state machine would
+        // be copied into each (a running task was 12 KB; with the work and the steps around it
+        // boxed, 3 KB beside the work's own 2 KB).
+        let work = Box::pin(work(sink));
         let run = RunningTask {
             shared: Arc::clone(shared),
             owner: new.owner,

@@ -86,7 +86,9 @@ impl RunningTask {
         work: impl Future<Output = Task> + Send,
     ) -> Result<(), StoreError> {
         let shared = &self.shared;
-        let Some((working, working_json)) = self.start_working().await? else {
+        // The steps before and after the work are boxed while they run, so that the task held
+        // for the whole run (an idle stream's answer waits here) is not sized by them.
+        let Some((working, working_json)) = Box::pin(self.start_working()).await? else {
             return Ok(());
         };
         let mut renewal = tokio::time::interval(shared.settings.lease / 3);
@@ -110,7 +112,7 @@ impl RunningTask {
                 }
             }
         };
-        self.finish(task, &working_json).await
+        Box::pin(self.finish(task, &working_json)).await
     }
 
     /// Marks the task working: renews its lease with its working form, appends the status
