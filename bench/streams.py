@@ -15,33 +15,41 @@ directly, in the same run.
    with `time.monotonic_ns()` as it is written; the client reads the same clock when the event
    arrives (CLOCK_MONOTONIC: one clock for every process of the machine). Added latency = ours
    minus the floor, p50 and p99, per round.
-3. Idle streams: `--streams` streams held open on working tasks whose backend request is paused
-   (the answer's head is sent, then nothing), then `--joining` streams that join those tasks
-   with `tasks/resubscribe` (one per task), on a fresh server per measurement; the server's
-   resident memory (VmRSS) is read before, with the own-task streams and with every stream, once
-   steady: bytes per own-task stream and bytes per joining stream. Each idle round measures two
-   servers, alternating: the backend reached over HTTP/1.1 (one connection per answer in
-   flight), then over HTTP/2 (`A2A__LLM__HTTP2=true`: every answer on one shared connection);
-   with the streams open the backend says how many connections of each protocol it holds, and
-   over HTTP/2 every answer must be on HTTP/2. An own-task stream holds two of the server's
-   sockets over HTTP/1.1 (its own and its request's), one over HTTP/2; a joining stream one: the
-   own-task streams the server's open-files limit cannot hold join a task instead, and the
-   report says how many. The streams are spread over users, `--per-user` own tasks each (the
-   running-task and stream caps are set to fit). Before each reading every stream's task is read
-   back with `tasks/get` (see `read_back`). The paused requests are then released and every
-   stream must end `completed`. The backend runs on `--backend-python`, which must have the
-   `h2` package (bench/streams installs it).
+3. Idle streams: `--streams` streams held open on working tasks whose backend request is paused (the
+   answer's head is sent, then nothing), then `--joining` streams that join those tasks with
+   `tasks/resubscribe` (one per task), on a fresh server per measurement; the server's resident
+   memory (VmRSS) is read before, with the own-task streams and with every stream, once steady:
+   bytes per own-task stream and bytes per joining stream. Each idle round measures three servers in
+   turn (`IDLE_CONFIGS`): the backend reached over HTTP/1.1 (one connection per answer in flight),
+   then over HTTP/2 (`A2A__LLM__HTTP2=true`: every answer on one shared connection), each with every
+   stream on an HTTP/1.1 connection of its own to the server; then the client over HTTP/2 as well:
+   the backend over HTTP/2 and every stream an HTTP/2 stream of the client's h2c connections to the
+   server (prior knowledge, `STREAMS_PER_CONNECTION` streams each, each new stream on the next
+   connection in turn: `Http2Client`). With the streams open the backend says how many connections
+   of each protocol it holds, and with the backend over HTTP/2 every answer must be on HTTP/2. An
+   own-task stream holds two of the server's sockets with an HTTP/1.1 client and backend (its own
+   and its request's), one with the backend over HTTP/2, none of its own with the client over HTTP/2
+   too (a share of one connection); a joining stream one, or a share: the own-task streams the
+   server's open-files limit cannot hold join a task instead, and the report says how many. The
+   streams are spread over users, `--per-user` own tasks each (the running-task and stream caps are
+   set to fit). Before each reading every stream's task is read back with `tasks/get` (see
+   `read_back`), and the server's thread count must be back to its count before the warm-up
+   (`threads_back`: the blocking threads of the opening burst's retrievals exit after ten idle
+   seconds; an idle stream holds none). The paused requests are then released and every stream must end `completed`. The
+   backend and the client run on Pythons with the `h2` package (bench/streams runs both on
+   bench/python-h2's).
 
 Every measurement is watched (bench/quiet.py): a goal is never called met when the machine was
 busy (that every stream ended `completed` is checked whatever the load). Run through
-`bench/streams`, which builds the binary, installs `h2` for the backend and raises the
-open-files limit.
+`bench/streams`, which builds the binary, installs `h2` for the client and the backend and
+raises the open-files limit.
 Everything it starts is stopped by its own process id at the end.
 """
 
 import argparse
 import asyncio
 import base64
+import collections
 import datetime
 import hashlib
 import hmac
@@ -64,6 +72,15 @@ import harness
 import quiet
 import stats
 
+try:
+    import h2.config
+    import h2.connection
+    import h2.events
+    import h2.exceptions
+    import h2.settings
+except ImportError:  # no HTTP/2 client: main() refuses to measure the idle streams
+    h2 = None
+
 ROOT = harness.ROOT
 BACKEND = os.path.join(ROOT, "bench", "streams_backend.py")
 RPC_PATH = "/api/v1/a2a"
@@ -84,8 +101,26 @@ FD_MARGIN = 128
 # Streams joining the warm-up's tasks, so that the first use of `tasks/resubscribe` is in the
 # reading before too.
 WARM_JOINING = 4
-# The two idle measurements of a round: results key, the backend's protocol, A2A__LLM__HTTP2.
-IDLE_BACKENDS = (("idle", "HTTP/1.1", False), ("idle_h2", "HTTP/2", True))
+# The client over HTTP/2: idle streams per h2c connection to the server (hyper's HTTP/2 server
+# takes 200 streams at once on one connection, its default, which the server keeps), and the
+# client's flow-control windows, raised as the backend raises its own: every byte read is
+# handed back at once.
+STREAMS_PER_CONNECTION = 100
+CLIENT_INITIAL_WINDOW = 1 << 20
+CLIENT_CONNECTION_WINDOW = 16 << 20
+
+
+# One idle measurement of a round: its results key, its column in the table, its name in the
+# goals, the backend over HTTP/2 (A2A__LLM__HTTP2), the client over HTTP/2.
+IdleConfig = collections.namedtuple("IdleConfig", "key column name http2 client_http2")
+IDLE_CONFIGS = (
+    IdleConfig("idle", "backend over HTTP/1.1", "HTTP/1.1 clients, backend over HTTP/1.1",
+               False, False),
+    IdleConfig("idle_h2", "backend over HTTP/2", "HTTP/1.1 clients, backend over HTTP/2",
+               True, False),
+    IdleConfig("idle_h2_clients", "client and backend over HTTP/2",
+               "HTTP/2 clients, backend over HTTP/2", True, True),
+)
 BURST = re.compile(rb"~(\d+)")
 STAMP = re.compile(rb"@(\d+)")
 STATE = re.compile(rb'"state":"([a-z-]+)"')
@@ -135,16 +170,25 @@ def differences(ours, floors):
     return [mine - floor for mine, floor in zip(ours, floors)]
 
 
+def client_sockets(streams, client_http2=False, per_connection=STREAMS_PER_CONNECTION):
+    """The server's sockets that `streams` client streams hold: one each over HTTP/1.1, one per
+    `per_connection` streams over HTTP/2."""
+    return math.ceil(streams / per_connection) if client_http2 else streams
+
+
 def plan_streams(streams, joining, per_user, server_files, server_base_files, http2=False,
-                 margin=FD_MARGIN):
+                 margin=FD_MARGIN, client_http2=False, per_connection=STREAMS_PER_CONNECTION):
     """How many of `streams` get their own task and how many join a working task, beside the
-    `joining` streams that join one on purpose, within the server's open-files limit: every
-    stream holds the client's socket, an own-task stream also its request's to the backend over
-    HTTP/1.1 (over HTTP/2 the requests share one connection, in the margin); the own-task
-    streams beyond the limit join a task instead (`overflow`). And the users the own-task
-    streams are spread over. Raises when even that does not fit, or when there would be more
-    joining streams than tasks to join (one each)."""
-    room = server_files - server_base_files - margin - streams - joining
+    `joining` streams that join one on purpose, within the server's open-files limit. The
+    client's streams hold a socket each over HTTP/1.1, one per `per_connection` streams over
+    HTTP/2 (`client_http2`); an own-task stream also holds its request's socket to the backend
+    over HTTP/1.1 (with the backend over HTTP/2, `http2`, the requests share one connection, in
+    the margin): with the client and the backend over HTTP/2 an own-task stream holds no socket
+    of its own. The own-task streams beyond the limit join a task instead (`overflow`). And the
+    users the own-task streams are spread over. Raises when even that does not fit, or when
+    there would be more joining streams than tasks to join (one each)."""
+    room = (server_files - server_base_files - margin
+            - client_sockets(streams + joining, client_http2, per_connection))
     own = streams if http2 else min(streams, room)
     joined = streams + joining - own
     if own < 1 or room < 0 or joined > own:
@@ -348,6 +392,23 @@ def settle(pid, seconds=20.0, step=1.0):
     return rss(pid)
 
 
+# Connections of `read_back`: enough for every serving thread of the server to get several.
+READ_BACK_CONNECTIONS = 8
+
+
+def threads_back(pid, threads, seconds=15.0, step=0.25):
+    """Waits (at most `seconds`) until the server runs no more than `threads` threads: the
+    blocking threads that ran the opening burst's retrievals exit once idle for ten seconds,
+    and an idle stream holds none, so their stacks and allocator pages are not counted as the
+    streams'. Returns whether the count came back."""
+    deadline = time.monotonic() + seconds
+    while status_number(pid, "Threads") > threads:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
 def mib(value):
     return f"{value / 1048576:,.1f}"
 
@@ -501,20 +562,19 @@ def latency(stack, target, token, deltas, interval_ms, watch):
 
 class IdleStream:
     """One stream held open by the client: opened, read until its task is `working`, then read
-    in the background (keep-alives) until its final event."""
+    in the background (keep-alives) until its final event. What both protocols share: the
+    events read, the task they name, its final state."""
 
-    def __init__(self, port, token, body):
-        self.port, self.token, self.body = port, token, body
+    def __init__(self, token, body):
+        self.token, self.body = token, body
         self.task_id = None
         self.final = None
-        self.reader = self.writer = None
-        self.chunked, self.events = None, Events()
+        self.events = Events()
         self.working = False
         self.reading = None  # the background read, once open
 
     def see(self, data):
-        if self.chunked is not None:
-            data = self.chunked.feed(data)
+        """Reads the body bytes (the event stream, de-chunked)."""
         for event in self.events.feed(data):
             if self.task_id is None:
                 answer = json.loads(event)
@@ -528,6 +588,21 @@ class IdleStream:
             if b'"final":true' in event:
                 found = STATE.search(event)
                 self.final = found.group(1).decode() if found else "?"
+
+
+class Http1Stream(IdleStream):
+    """An idle stream on an HTTP/1.1 connection of its own."""
+
+    def __init__(self, port, token, body):
+        super().__init__(token, body)
+        self.port = port
+        self.reader = self.writer = None
+        self.chunked = None
+
+    def see(self, data):
+        if self.chunked is not None:
+            data = self.chunked.feed(data)
+        super().see(data)
 
     async def open(self):
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -557,14 +632,215 @@ class IdleStream:
         return self.final
 
 
-async def open_all(port, requests):
-    """Opens a stream for each (token, body), `OPENING_AT_ONCE` at a time; each one's reading
-    goes on in the background."""
+def settled(future, result=None, error=None):
+    """Gives the future its result (or error) unless it has one, or was cancelled."""
+    if not future.done():
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+class Http2Stream(IdleStream):
+    """An idle stream as an HTTP/2 stream of one of the client's connections, which reads it
+    (`Http2Link.receive`): `opened` resolves once its task is `working` (or fails), `ended`
+    once the stream ends, however it ends."""
+
+    def __init__(self, link, token, body):
+        super().__init__(token, body)
+        self.link = link
+        self.stream_id = None
+        self.status = None
+        self.refused = b""  # the body of an answer other than 200, for the error
+        loop = asyncio.get_running_loop()
+        self.opened, self.ended = loop.create_future(), loop.create_future()
+        # Nobody awaits `opened` once open() gave up (a timeout): its error is not reported.
+        self.opened.add_done_callback(lambda future: future.cancelled() or future.exception())
+
+    def answered(self, headers):
+        self.status = int(headers.get(":status", "0"))
+        kind = headers.get("content-type", "")
+        if self.status == 200 and not kind.startswith("text/event-stream"):
+            self.fail(RuntimeError(f"a stream was answered {kind!r}, not an event stream"))
+
+    def received(self, data):
+        if self.status != 200:
+            self.refused = (self.refused + data)[:300]
+            return
+        try:
+            self.see(data)
+        except (ValueError, RuntimeError) as error:
+            self.fail(error)
+            return
+        if self.working:
+            settled(self.opened)
+
+    def fail(self, error):
+        settled(self.opened, error=error)
+        self.link.reset(self)
+
+    def close(self, why):
+        """The stream ended (`why`: how, when before its task was working)."""
+        if self.status is not None and self.status != 200:
+            why = f"a stream was answered {self.status}: {self.refused!r}"
+        settled(self.opened, error=RuntimeError(why))
+        settled(self.ended)
+
+    async def open(self):
+        self.link.request(self)
+        await self.opened
+
+    async def rest(self):
+        await self.ended
+        return self.final
+
+
+class Http2Link:
+    """One h2c connection of the client to the server (HTTP/2 with prior knowledge), its
+    streams read by one task: every byte of data is handed back to the server's windows as
+    it is read, and the server's pings answered (by h2, flushed after each read)."""
+
+    def __init__(self, port, reader, writer):
+        self.port, self.reader, self.writer = port, reader, writer
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(
+            client_side=True, header_encoding="utf-8"))
+        self.h2.local_settings = h2.settings.Settings(client=True, initial_values={
+            h2.settings.SettingCodes.ENABLE_PUSH: 0,
+            h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: CLIENT_INITIAL_WINDOW,
+        })
+        self.h2.initiate_connection()
+        self.h2.increment_flow_control_window(CLIENT_CONNECTION_WINDOW - 65_535)
+        self.flush()
+        self.streams = {}  # stream id → Http2Stream, until it ends
+        self.placed = 0  # streams given to this connection
+        self.closed = False  # the server's GOAWAY, or the end of the connection
+        self.reading = asyncio.ensure_future(self.read())
+
+    def flush(self):
+        data = self.h2.data_to_send()
+        if data and not self.writer.is_closing():
+            self.writer.write(data)
+
+    def request(self, stream):
+        if self.closed:
+            raise RuntimeError("the server closed an HTTP/2 connection before a stream opened")
+        stream.stream_id = self.h2.get_next_available_stream_id()
+        self.streams[stream.stream_id] = stream
+        self.h2.send_headers(stream.stream_id, [
+            (":method", "POST"), (":scheme", "http"), (":authority", f"127.0.0.1:{self.port}"),
+            (":path", RPC_PATH), ("authorization", f"Bearer {stream.token}"),
+            ("content-type", "application/json"), ("accept", "text/event-stream"),
+            ("content-length", str(len(stream.body)))])
+        self.h2.send_data(stream.stream_id, stream.body, end_stream=True)
+        self.flush()
+
+    def reset(self, stream):
+        if self.streams.pop(stream.stream_id, None) is not None:
+            try:
+                self.h2.reset_stream(stream.stream_id)
+            except h2.exceptions.ProtocolError:
+                pass
+            self.flush()
+            stream.close("a stream was reset by the client")
+
+    async def read(self):
+        why = "the server closed the connection"
+        try:
+            while True:
+                data = await self.reader.read(65536)
+                if not data:
+                    break
+                self.receive(data)
+        except h2.exceptions.ProtocolError as error:
+            why = f"HTTP/2 protocol error: {error!r}"
+            self.flush()  # the GOAWAY h2 wrote
+        except ConnectionError as error:
+            why = f"the connection failed: {error!r}"
+        finally:
+            self.closed = True
+            streams, self.streams = list(self.streams.values()), {}
+            for stream in streams:
+                stream.close(f"{why} before the stream's task was working")
+
+    def receive(self, data):
+        for event in self.h2.receive_data(data):
+            stream = self.streams.get(getattr(event, "stream_id", None))
+            if isinstance(event, h2.events.DataReceived):
+                self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                if stream is not None:
+                    stream.received(event.data)
+            elif isinstance(event, h2.events.ResponseReceived):
+                if stream is not None:
+                    stream.answered(dict(event.headers))
+            elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)):
+                if stream is not None:
+                    del self.streams[event.stream_id]
+                    stream.close("a stream ended before its task was working"
+                                 if isinstance(event, h2.events.StreamEnded) else
+                                 f"the server reset a stream ({event.error_code!r})")
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self.closed = True
+        self.flush()
+
+    async def close(self):
+        if not self.writer.is_closing():
+            try:
+                self.h2.close_connection()
+                self.flush()
+            except h2.exceptions.ProtocolError:
+                pass
+            self.writer.close()
+        await asyncio.gather(self.reading, return_exceptions=True)
+
+
+class Http2Client:
+    """The client's h2c connections to the server, `connections` of them (by default as many as
+    `streams` need at `per_connection` streams each), opened on first use: each new stream goes
+    on the next one in turn. In turn rather than filling one connection after the other: the
+    server serves each connection on one of its serving threads, handed out in turn, and runs
+    a stream's task (and its retrieval, on that thread's blocking pool) there; consecutive
+    streams on one connection would put every retrieval in flight on one thread's pool, which
+    then grows threads (and keeps their memory, counted as the streams') that streams on
+    HTTP/1.1 connections, spread over the threads, do not. `connect`: how to reach the server,
+    a coroutine giving asyncio streams (a TCP connection to 127.0.0.1:port)."""
+
+    def __init__(self, port, streams, per_connection=STREAMS_PER_CONNECTION, connections=None,
+                 connect=None):
+        self.port = port
+        self.count = connections or max(1, math.ceil(streams / per_connection))
+        self.connect = connect or (lambda: asyncio.open_connection("127.0.0.1", port))
+        self.links = []
+        self.next = 0  # the connection the next stream goes on
+        self.opening = asyncio.Lock()
+
+    async def stream(self, token, body):
+        async with self.opening:
+            index, self.next = self.next, (self.next + 1) % self.count
+            if index == len(self.links) or self.links[index].closed:
+                reader, writer = await self.connect()
+                link = Http2Link(self.port, reader, writer)
+                if index == len(self.links):
+                    self.links.append(link)
+                else:
+                    self.links[index] = link
+            link = self.links[index]
+            link.placed += 1
+        return Http2Stream(link, token, body)
+
+    async def close(self):
+        await asyncio.gather(*(link.close() for link in self.links))
+
+
+async def open_all(port, requests, client=None):
+    """Opens a stream for each (token, body), `OPENING_AT_ONCE` at a time, each on an HTTP/1.1
+    connection of its own, or on the `Http2Client`'s connections; each one's reading goes on
+    in the background."""
     gate = asyncio.Semaphore(OPENING_AT_ONCE)
 
     async def one(token, body):
         async with gate:
-            stream = IdleStream(port, token, body)
+            stream = (await client.stream(token, body) if client is not None
+                      else Http1Stream(port, token, body))
             await asyncio.wait_for(stream.open(), 120)
             stream.reading = asyncio.ensure_future(stream.rest())
             return stream
@@ -593,26 +869,29 @@ async def release_all(stack, streams, seconds=300):
     return [stream.final for stream in streams]
 
 
-def read_back(port, streams):
-    """`tasks/get` of every stream's task over one keep-alive connection; each must be
-    `working`. Besides checking the tasks, this is traffic on the server's threads after the
-    opening burst: the allocator takes back the memory of the threads that ran the retrievals
-    only when other threads allocate again, and until then the burst's memory would be counted
-    as the idle streams'."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def read_back(port, streams, connections=READ_BACK_CONNECTIONS):
+    """`tasks/get` of every stream's task, in turn over `connections` keep-alive connections;
+    each must be `working`. Besides checking the tasks, this is traffic on every serving thread
+    of the server (connections are spread over them) after the opening burst: the allocator
+    takes back the memory a thread freed of another's only when that thread allocates again, and
+    until then the burst's memory would be counted as the idle streams'."""
+    links = [http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+             for _ in range(connections)]
     try:
-        for stream in streams:
+        for index, stream in enumerate(streams):
             body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
                                "params": {"id": stream.task_id}})
-            connection.request("POST", RPC_PATH, body, {
+            link = links[index % len(links)]
+            link.request("POST", RPC_PATH, body, {
                 "Authorization": f"Bearer {stream.token}", "Content-Type": "application/json"})
-            answer = json.loads(connection.getresponse().read())
+            answer = json.loads(link.getresponse().read())
             state = ((answer.get("result") or {}).get("status") or {}).get("state")
             if state != "working":
                 raise RuntimeError(f"task {stream.task_id} of an idle stream is {state}: "
                                    f"{str(answer)[:300]}")
     finally:
-        connection.close()
+        for link in links:
+            link.close()
 
 
 def check_backend(stack, reply, own):
@@ -631,71 +910,107 @@ def check_backend(stack, reply, own):
     return {"connections": connections, "answers": answers}
 
 
-async def idle_round(stack, tokens, args, watch):
+async def idle_round(stack, tokens, args, watch, client_http2=False):
     """Holds the streams open on one fresh server: resident memory before, with the own-task
-    streams, and with every stream."""
+    streams, and with every stream. `client_http2`: the streams are HTTP/2 streams of the
+    client's h2c connections (`Http2Client`), else each on an HTTP/1.1 connection of its own."""
     pid = stack.pid
+    base_threads = status_number(pid, "Threads")
     stack.control(mode="pause", deltas=3)
     # Warm-up: one user's tasks paused and released, a few of them joined, so that the
     # first-use allocations of the path (connection pools, caches, the allocator's arenas) are
-    # in the reading before.
-    warm = await open_all(stack.port, [(tokens.user(0), stream_body(f"warm-{uuid.uuid4()}"))
-                                       for _ in range(args.per_user)])
-    await wait_held(stack, len(warm))
-    warm += await open_all(stack.port, [(stream.token, resubscribe_body(stream.task_id))
-                                        for stream in warm[:WARM_JOINING]])
-    await asyncio.to_thread(read_back, stack.port, warm)
-    if any(state != "completed" for state in await release_all(stack, warm)):
-        raise RuntimeError("a warm-up stream did not end completed")
+    # in the reading before; its connections are closed before it.
+    # Over HTTP/2, the warm-up's streams are spread over as many connections as it has own
+    # tasks, as over HTTP/1.1 (one connection each), so that every serving thread has served.
+    client = (Http2Client(stack.port, args.per_user + WARM_JOINING, connections=args.per_user)
+              if client_http2 else None)
+    try:
+        warm = await open_all(stack.port, [(tokens.user(0), stream_body(f"warm-{uuid.uuid4()}"))
+                                           for _ in range(args.per_user)], client)
+        await wait_held(stack, len(warm))
+        warm += await open_all(stack.port, [(stream.token, resubscribe_body(stream.task_id))
+                                            for stream in warm[:WARM_JOINING]], client)
+        await asyncio.to_thread(read_back, stack.port, warm)
+        if any(state != "completed" for state in await release_all(stack, warm)):
+            raise RuntimeError("a warm-up stream did not end completed")
+    finally:
+        if client is not None:
+            await client.close()
     base_files = open_files(pid)
     plan = plan_streams(args.streams, args.joining, args.per_user, open_files_limit(pid),
-                        base_files, http2=stack.http2)
-    log(f"  backend over {'HTTP/2' if stack.http2 else 'HTTP/1.1'}: {plan['own']:,} streams "
+                        base_files, http2=stack.http2, client_http2=client_http2)
+    log(f"  {'HTTP/2' if client_http2 else 'HTTP/1.1'} clients, backend over "
+        f"{'HTTP/2' if stack.http2 else 'HTTP/1.1'}: {plan['own']:,} streams "
         f"with their own task over {plan['users']:,} users, {plan['joined']:,} joining a "
         f"working task ({plan['overflow']:,} of them beyond the server's open-files limit of "
         f"{open_files_limit(pid):,}, {base_files} open)")
+    client = (Http2Client(stack.port, plan["own"] + plan["joined"]) if client_http2 else None)
+    try:
+        return await idle_streams(stack, tokens, args, watch, plan, base_files, client,
+                                  base_threads)
+    finally:
+        if client is not None:
+            await client.close()
+
+
+async def idle_streams(stack, tokens, args, watch, plan, base_files, client, base_threads):
+    """The measurement of `idle_round`, its streams opened on `client`'s connections (None:
+    HTTP/1.1); each reading waits for the server's threads to come back to `base_threads`, its
+    count before the warm-up."""
+    pid = stack.pid
     watched = watch.start()
-    before = await asyncio.to_thread(settle, pid)
+
+    async def reading():
+        if not await asyncio.to_thread(threads_back, pid, base_threads):
+            log(f"  the server still runs {status_number(pid, 'Threads')} threads, "
+                f"{base_threads} before the warm-up")
+        return await asyncio.to_thread(settle, pid)
+
+    before = await reading()
+    threads_before = status_number(pid, "Threads")
     started = time.monotonic()
     own = await open_all(stack.port, [
         (tokens.user(1 + index // args.per_user), stream_body(f"idle-{uuid.uuid4()}"))
-        for index in range(plan["own"])])
+        for index in range(plan["own"])], client)
     held = await wait_held(stack, plan["own"])
     if held != plan["own"]:
         raise RuntimeError(f"the backend holds {held:,} of {plan['own']:,} requests")
     opened_s = time.monotonic() - started
     backend = check_backend(stack, await asyncio.to_thread(stack.control), plan["own"])
     await asyncio.to_thread(read_back, stack.port, own)
-    middle = await asyncio.to_thread(settle, pid) if plan["joined"] else None
+    middle = await reading() if plan["joined"] else None
     started = time.monotonic()
     joined = await open_all(stack.port, [
-        (stream.token, resubscribe_body(stream.task_id)) for stream in own[:plan["joined"]]])
+        (stream.token, resubscribe_body(stream.task_id)) for stream in own[:plan["joined"]]],
+        client)
     joined_s = time.monotonic() - started
     if joined:
         await asyncio.to_thread(read_back, stack.port, own)
-    after = await asyncio.to_thread(settle, pid)
+    after = await reading()
     files = open_files(pid)
     anon = status_number(pid, "RssAnon") * 1024
     threads = status_number(pid, "Threads")
     load, disturbance = watch.stop(watched)
     streams = plan["own"] + plan["joined"]
+    connections = len(client.links) if client is not None else streams
     log(f"  RSS {mib(before)} → {mib(after)} MiB with {streams:,} streams open "
         f"({((middle if middle is not None else after) - before) / plan['own']:,.0f} bytes per "
         f"own-task stream"
         + (f", {(after - middle) / plan['joined']:,.0f} per joining one" if joined else "")
-        + f"); backend: {backend['answers']}, connections {backend['connections']}; server open "
-        f"files {files:,}")
+        + f"); client connections {connections:,}; backend: {backend['answers']}, connections "
+        f"{backend['connections']}; server open files {files:,}")
     states = await release_all(stack, own + joined)
     stack.check()
     completed = sum(state == "completed" for state in states)
     if completed != len(states):
         log(f"  {len(states) - completed:,} of {len(states):,} streams did not end completed "
             f"after the release: {sorted(set(map(str, states)))}")
-    return {"streams": streams, "http2": stack.http2, "joining": args.joining, **plan,
+    return {"streams": streams, "http2": stack.http2, "client_http2": client is not None,
+            "client_connections": connections, "joining": args.joining, **plan,
             "backend_connections": backend["connections"], "backend_answers": backend["answers"],
             "rss_before": before, "rss_middle": middle, "rss_after": after,
             "rss_anon_after": anon, "files_before": base_files, "files_after": files,
-            "threads": threads, "opened_s": opened_s,
+            "threads_before": threads_before, "threads": threads, "opened_s": opened_s,
             "joined_s": joined_s if joined else None, "completed": completed,
             "ended": len(states), "per_stream": (after - before) / streams,
             "per_own": ((middle if middle is not None else after) - before) / plan["own"],
@@ -728,8 +1043,10 @@ def millis(value):
 
 
 def targets(rounds, load_at_start):
-    """(name, goal, measured, load at start, verdict) of the two goals: added latency (p50 and
-    p99) and the memory of 10,000 idle streams."""
+    """(name, goal, measured, verdict) of the goals: added latency (p50 and p99), the memory of
+    10,000 idle own-task streams (under 200 MB; at most 600 MB), a row for each idle
+    configuration measured, each judged on its own rounds, and every idle stream ended
+    `completed`."""
     rows = []
     ours, floor = rounds.get("latency_ours"), rounds.get("latency_floor")
     if ours and floor:
@@ -741,28 +1058,23 @@ def targets(rounds, load_at_start):
             rows.append((f"added latency, backend delta → client event, {name}",
                          f"< {TARGET_ADDED_MS:g} ms", figure(added, lambda v: f"{v / 1000:.3f} ms"),
                          quiet.verdict(reasons, value, TARGET_ADDED_MS, higher_is_better=False)))
-    measured = [(label, rounds[key]) for key, label, _ in IDLE_BACKENDS if rounds.get(key)]
+    measured = [(config, rounds[config.key]) for config in IDLE_CONFIGS
+                if rounds.get(config.key)]
+    # Each configuration judged on its own: one row per configuration and goal.
+    for goal, target, judge in (
+            (f"{TARGET_STREAMS:,} idle streams, each on its own working task (bytes per own-task "
+             "stream × 10,000)", f"< {TARGET_BYTES / 1e6:.0f} MB",
+             lambda reasons, value: quiet.verdict(reasons, value, TARGET_BYTES,
+                                                  higher_is_better=False)),
+            (f"{TARGET_STREAMS:,} idle own-task streams, the current goal (bytes per own-task "
+             "stream × 10,000)", f"≤ {CURRENT_TARGET_BYTES / 1e6:.0f} MB",
+             lambda reasons, value: at_most(reasons, value, CURRENT_TARGET_BYTES))):
+        for config, idle in measured:
+            reasons = quiet.busy_reasons(load_at_start, [r["disturbance"] for r in idle])
+            projected = [r["per_own"] * TARGET_STREAMS for r in idle]
+            rows.append((f"{goal}, {config.name}", target, figure(projected, megabytes),
+                         judge(reasons, stats.median(projected))))
     if measured:
-        # Judged on the backend protocol whose own-task stream costs less, named beside it.
-        label, idle = min(measured, key=lambda item: stats.median([r["per_own"]
-                                                                   for r in item[1]]))
-        reasons = quiet.busy_reasons(load_at_start, [r["disturbance"] for r in idle])
-        projected = [r["per_own"] * TARGET_STREAMS for r in idle]
-        value = f"{figure(projected, megabytes)}, backend over {label}"
-        others = [f"over {other}: "
-                  f"{figure([r['per_own'] * TARGET_STREAMS for r in results], megabytes)}"
-                  for other, results in measured if other != label]
-        if others:
-            value += f" ({'; '.join(others)})"
-        rows.append((f"{TARGET_STREAMS:,} idle streams, each on its own working task "
-                     "(bytes per own-task stream × 10,000)",
-                     f"< {TARGET_BYTES / 1e6:.0f} MB", value,
-                     quiet.verdict(reasons, stats.median(projected), TARGET_BYTES,
-                                   higher_is_better=False)))
-        rows.append((f"{TARGET_STREAMS:,} idle own-task streams, the current goal (bytes per "
-                     "own-task stream × 10,000)",
-                     f"≤ {CURRENT_TARGET_BYTES / 1e6:.0f} MB", value,
-                     at_most(reasons, stats.median(projected), CURRENT_TARGET_BYTES)))
         idle = [r for _, results in measured for r in results]
         ended = sum(r["ended"] for r in idle)
         completed = sum(r["completed"] for r in idle)
@@ -787,8 +1099,8 @@ def megabytes(value):
 
 def not_completed(rounds):
     """Idle streams of every measurement that did not end `completed` after the release."""
-    return sum(r["ended"] - r["completed"] for key, _, _ in IDLE_BACKENDS
-               for r in rounds.get(key, []))
+    return sum(r["ended"] - r["completed"] for config in IDLE_CONFIGS
+               for r in rounds.get(config.key, []))
 
 
 def backend_connections(results):
@@ -809,9 +1121,20 @@ def backend_connections(results):
     return "; ".join(texts) + (" (every round)" if len(texts) == 1 and len(results) > 1 else "")
 
 
+def client_connections(results):
+    """The client's connections to the server with every stream open, and the streams each
+    carried: "110 HTTP/2 (100 streams each)"."""
+    protocol = "HTTP/2" if results[0].get("client_http2") else "HTTP/1.1"
+    counts = [r["client_connections"] for r in results]
+    per = [r["streams"] / r["client_connections"] for r in results]
+    each = f"{stats.span(per, lambda v: f'{v:,.0f}')} streams" if max(per) > 1 else "1 stream"
+    return f"{stats.span(counts, thousands)} {protocol} ({each} each)"
+
+
 def idle_section(rounds, settings):
-    """The idle streams' table: one column per backend protocol measured."""
-    measured = [(label, rounds[key]) for key, label, _ in IDLE_BACKENDS if rounds.get(key)]
+    """The idle streams' table: one column per configuration measured."""
+    measured = [(config.column, rounds[config.key]) for config in IDLE_CONFIGS
+                if rounds.get(config.key)]
     if not measured:
         return []
     first = measured[0][1][0]
@@ -823,16 +1146,22 @@ def idle_section(rounds, settings):
         f"Streams with their own working task (`message/stream`, {settings['per_user']} per "
         "user; the task's request to the backend is paused: the answer's head, then nothing), "
         "then streams joining one of those tasks each (`tasks/resubscribe`). Each round "
-        "measures the server reaching the backend over HTTP/1.1 (one connection per answer in "
-        "flight, so an own-task stream holds two of the server's sockets) and over HTTP/2 "
-        "(`A2A__LLM__HTTP2=true`, prior knowledge: every answer on one shared connection), "
-        "alternating; own-task streams beyond the server's open-files limit join a task "
+        "measures three servers in turn: the server reaching the backend over HTTP/1.1 (one "
+        "connection per answer in flight, so an own-task stream holds two of the server's "
+        "sockets) and over HTTP/2 (`A2A__LLM__HTTP2=true`, prior knowledge: every answer on one "
+        "shared connection), the client opening every stream on an HTTP/1.1 connection of its "
+        "own; then the client over HTTP/2 as well: the backend over HTTP/2 and the streams "
+        "HTTP/2 streams of the client's h2c connections to the server (prior knowledge; windows "
+        f"of 1 MiB a stream, 16 MiB the connection), {STREAMS_PER_CONNECTION} streams a "
+        "connection, each new stream on the next connection in turn (as HTTP/1.1 connections "
+        "are spread over the server's serving threads), so that an own-task stream holds no "
+        "socket of its own. Own-task streams beyond the server's open-files limit join a task "
         "instead. `VmRSS` of the server once steady, after a warm-up cycle: before, with the "
         "own-task streams, with every stream; the streams receive keep-alive comments "
         "meanwhile. Then the paused requests are released and every stream must end "
         "`completed`.",
         "",
-        "| figure | " + " | ".join(f"backend over {label}" for label, _ in measured) + " |",
+        "| figure | " + " | ".join(label for label, _ in measured) + " |",
         "|---|" + "---:|" * len(measured),
     ]
 
@@ -856,21 +1185,26 @@ def idle_section(rounds, settings):
     line("streams joining a task (of them beyond the open-files limit)",
          lambda results: f"{stats.span([r['joined'] for r in results], thousands)} "
                          f"({stats.span([r['overflow'] for r in results], thousands)})")
+    line("the client's connections to the server, with every stream open", client_connections)
     line("the backend, with the own-task streams open", backend_connections)
     line("RSS before", unit(each("rss_before", mib), "{} MiB"))
     line("RSS with the own-task streams", unit(each("rss_middle", mib), "{} MiB"))
     line("RSS with every stream", unit(each("rss_after", mib), "{} MiB"))
     line("growth", unit(lambda results: figure([r["rss_after"] - r["rss_before"]
                                                 for r in results], mib), "{} MiB"))
-    line("**bytes per own-task stream** (its connection, subscription, task, backend request)",
+    line("**bytes per own-task stream** (its connection or its share of one, subscription, "
+         "task, backend request)",
          unit(each("per_own", thousands), "**{}**"))
-    line("**bytes per joining stream** (its connection and subscription)",
+    line("**bytes per joining stream** (its connection or its share of one, and "
+         "subscription)",
          unit(each("per_joined", thousands), "**{}**"))
     line("bytes per stream (growth / every stream)", each("per_stream", thousands))
     line("server open files before → with every stream",
          lambda results: f"{each('files_before', thousands)(results)} → "
                          f"{each('files_after', thousands)(results)}")
-    line("server threads with every stream", each("threads", thousands))
+    line("server threads before → with every stream",
+         lambda results: f"{each('threads_before', thousands)(results)} → "
+                         f"{each('threads', thousands)(results)}")
     line("seconds to open the own-task streams", each("opened_s", lambda v: f"{v:.1f}"))
     line("seconds to open the joining streams", each("joined_s", lambda v: f"{v:.1f}"))
     line("streams ended `completed` after the release",
@@ -1017,20 +1351,21 @@ def measure_stream(args, workdir, watch, rounds):
 
 
 def measure_idle(args, workdir, watch, rounds):
-    """Per round, a fresh server with the backend over HTTP/1.1, then one over HTTP/2."""
+    """Per round, a fresh server for each of `IDLE_CONFIGS` in turn: the backend over HTTP/1.1,
+    over HTTP/2, then the client over HTTP/2 as well."""
     for number in range(1, args.idle_rounds + 1):
         log(f"streams: idle round {number} of {args.idle_rounds}")
-        for key, _, http2 in IDLE_BACKENDS:
-            name = f"{key}-{number}"
+        for config in IDLE_CONFIGS:
+            name = f"{config.key}-{number}"
             began = time.monotonic()
-            stack = Stack(args, workdir, name, args.streams + args.joining, http2=http2)
+            stack = Stack(args, workdir, name, args.streams + args.joining, http2=config.http2)
             try:
-                if http2 and not stack.control().get("http2"):
+                if config.http2 and not stack.control().get("http2"):
                     raise RuntimeError(f"the backend ({args.backend_python}) cannot speak HTTP/2: "
                                        "the h2 package is missing (bench/streams installs it)")
                 tokens = Tokens(args.server, os.path.join(workdir, name))
-                rounds.setdefault(key, []).append(
-                    asyncio.run(idle_round(stack, tokens, args, watch)))
+                rounds.setdefault(config.key, []).append(asyncio.run(
+                    idle_round(stack, tokens, args, watch, client_http2=config.client_http2)))
             finally:
                 stack.stop()
             log(f"  ({time.monotonic() - began:.0f} s with the server's start and stop)")
@@ -1063,6 +1398,10 @@ def main():
     if files < args.streams + args.joining + FD_MARGIN:
         raise SystemExit(f"streams: the open-files limit ({files:,}) is below the "
                          f"{args.streams + args.joining:,} streams the client holds")
+    if args.streams > 0 and h2 is None:
+        raise SystemExit(f"streams: {sys.executable} has no 'h2' package, which the client needs "
+                         "to open the idle streams over HTTP/2 (bench/streams runs this on "
+                         "bench/python-h2's Python)")
     if args.streams > 0 and not backend_speaks_http2(args.backend_python):
         raise SystemExit(f"streams: {args.backend_python} has no 'h2' package, which the backend "
                          "needs to speak HTTP/2 (bench/streams installs it; or pass "
@@ -1082,7 +1421,8 @@ def main():
     finished = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M")
     settings = {"rounds": args.rounds, "deltas": args.deltas, "paced_deltas": args.paced_deltas,
                 "interval_ms": args.interval_ms, "per_user": args.per_user, "files": files,
-                "streams": args.streams, "joining": args.joining}
+                "streams": args.streams, "joining": args.joining,
+                "streams_per_connection": STREAMS_PER_CONNECTION}
     text = markdown(rounds, info, settings, started, finished)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as out:
