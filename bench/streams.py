@@ -18,8 +18,10 @@ directly, in the same run.
 3. Idle streams: `--streams` streams held open on working tasks whose backend request is paused (the
    answer's head is sent, then nothing), then `--joining` streams that join those tasks with
    `tasks/resubscribe` (one per task), on a fresh server per measurement; the server's resident
-   memory (VmRSS) is read before, with the own-task streams and with every stream, once steady:
-   bytes per own-task stream and bytes per joining stream. Each idle round measures three servers in
+   memory (VmRSS) is read before, with the own-task streams, with the first half of the joining
+   streams and with every stream, once steady: bytes per own-task stream, and bytes per joining
+   stream read on the second half (the first half's traffic lets the allocator take back what the
+   opening burst freed, which a reading straight after it still holds). Each idle round measures three servers in
    turn (`IDLE_CONFIGS`): the backend reached over HTTP/1.1 (one connection per answer in flight),
    then over HTTP/2 (`A2A__LLM__HTTP2=true`: every answer on one shared connection), each with every
    stream on an HTTP/1.1 connection of its own to the server; then the client over HTTP/2 as well:
@@ -910,6 +912,23 @@ def check_backend(stack, reply, own):
     return {"connections": connections, "answers": answers}
 
 
+def joining_halves(tasks):
+    """The joining streams' tasks in two halves (the second the larger when odd; one batch
+    when there is a single stream, none when there are none)."""
+    half = len(tasks) // 2
+    return [batch for batch in (tasks[:half], tasks[half:]) if batch]
+
+
+def joined_measured(middle, readings):
+    """(streams, reading before them) of the joining streams the figure is read on: the last
+    batch of `readings` ((streams, RSS after them) per batch), measured from the reading before
+    it (`middle` for a single batch)."""
+    if not readings:
+        return 0, middle
+    before = readings[-2][1] if len(readings) > 1 else middle
+    return readings[-1][0], before
+
+
 async def idle_round(stack, tokens, args, watch, client_http2=False):
     """Holds the streams open on one fresh server: resident memory before, with the own-task
     streams, and with every stream. `client_http2`: the streams are HTTP/2 streams of the
@@ -979,14 +998,20 @@ async def idle_streams(stack, tokens, args, watch, plan, base_files, client, bas
     backend = check_backend(stack, await asyncio.to_thread(stack.control), plan["own"])
     await asyncio.to_thread(read_back, stack.port, own)
     middle = await reading() if plan["joined"] else None
-    started = time.monotonic()
-    joined = await open_all(stack.port, [
-        (stream.token, resubscribe_body(stream.task_id)) for stream in own[:plan["joined"]]],
-        client)
-    joined_s = time.monotonic() - started
-    if joined:
+    # The joining streams open in two halves, a reading after each: the first half's traffic
+    # is the first allocation on the serving threads since the opening burst, and lets the
+    # allocator take back what that burst freed (the reading after it can fall below the one
+    # before); the joining streams' bytes are read on the second half.
+    joined, joined_s, readings = [], 0.0, []
+    for batch in joining_halves(own[:plan["joined"]]):
+        started = time.monotonic()
+        joined += await open_all(stack.port, [
+            (stream.token, resubscribe_body(stream.task_id)) for stream in batch], client)
+        joined_s += time.monotonic() - started
         await asyncio.to_thread(read_back, stack.port, own)
-    after = await reading()
+        readings.append((len(batch), await reading()))
+    after = readings[-1][1] if readings else await reading()
+    measured_joined, drained = joined_measured(middle, readings)
     files = open_files(pid)
     anon = status_number(pid, "RssAnon") * 1024
     threads = status_number(pid, "Threads")
@@ -996,7 +1021,8 @@ async def idle_streams(stack, tokens, args, watch, plan, base_files, client, bas
     log(f"  RSS {mib(before)} → {mib(after)} MiB with {streams:,} streams open "
         f"({((middle if middle is not None else after) - before) / plan['own']:,.0f} bytes per "
         f"own-task stream"
-        + (f", {(after - middle) / plan['joined']:,.0f} per joining one" if joined else "")
+        + (f", {(after - drained) / measured_joined:,.0f} per joining one of the second half, "
+           f"{(readings[0][1] - middle) / readings[0][0]:,.0f} of the first" if joined else "")
         + f"); client connections {connections:,}; backend: {backend['answers']}, connections "
         f"{backend['connections']}; server open files {files:,}")
     states = await release_all(stack, own + joined)
@@ -1008,13 +1034,16 @@ async def idle_streams(stack, tokens, args, watch, plan, base_files, client, bas
     return {"streams": streams, "http2": stack.http2, "client_http2": client is not None,
             "client_connections": connections, "joining": args.joining, **plan,
             "backend_connections": backend["connections"], "backend_answers": backend["answers"],
-            "rss_before": before, "rss_middle": middle, "rss_after": after,
+            "rss_before": before, "rss_middle": middle,
+            "rss_drained": readings[0][1] if len(readings) > 1 else None, "rss_after": after,
             "rss_anon_after": anon, "files_before": base_files, "files_after": files,
             "threads_before": threads_before, "threads": threads, "opened_s": opened_s,
             "joined_s": joined_s if joined else None, "completed": completed,
             "ended": len(states), "per_stream": (after - before) / streams,
             "per_own": ((middle if middle is not None else after) - before) / plan["own"],
-            "per_joined": (after - middle) / plan["joined"] if plan["joined"] else None,
+            "per_joined": (after - drained) / measured_joined if joined else None,
+            "per_joined_first": (readings[0][1] - middle) / readings[0][0] if joined else None,
+            "joined_measured": measured_joined if joined else 0,
             "load": load, "disturbance": disturbance}
 
 
@@ -1157,7 +1186,10 @@ def idle_section(rounds, settings):
         "are spread over the server's serving threads), so that an own-task stream holds no "
         "socket of its own. Own-task streams beyond the server's open-files limit join a task "
         "instead. `VmRSS` of the server once steady, after a warm-up cycle: before, with the "
-        "own-task streams, with every stream; the streams receive keep-alive comments "
+        "own-task streams, with the first half of the joining streams, with every stream "
+        "(the joining streams' bytes are read on the second half: the first half's traffic "
+        "lets the allocator take back what the opening burst freed); the streams receive "
+        "keep-alive comments "
         "meanwhile. Then the paused requests are released and every stream must end "
         "`completed`.",
         "",
@@ -1189,6 +1221,8 @@ def idle_section(rounds, settings):
     line("the backend, with the own-task streams open", backend_connections)
     line("RSS before", unit(each("rss_before", mib), "{} MiB"))
     line("RSS with the own-task streams", unit(each("rss_middle", mib), "{} MiB"))
+    line("RSS with the first half of the joining streams",
+         unit(each("rss_drained", mib), "{} MiB"))
     line("RSS with every stream", unit(each("rss_after", mib), "{} MiB"))
     line("growth", unit(lambda results: figure([r["rss_after"] - r["rss_before"]
                                                 for r in results], mib), "{} MiB"))
@@ -1196,8 +1230,11 @@ def idle_section(rounds, settings):
          "task, backend request)",
          unit(each("per_own", thousands), "**{}**"))
     line("**bytes per joining stream** (its connection or its share of one, and "
-         "subscription)",
-         unit(each("per_joined", thousands), "**{}**"))
+         "subscription), read on the second half",
+         lambda results: f"**{each('per_joined', thousands)(results)}** over "
+                         f"{stats.span([r['joined_measured'] for r in results], thousands)}")
+    line("bytes per joining stream of the first half (with what the opening burst left)",
+         each("per_joined_first", thousands))
     line("bytes per stream (growth / every stream)", each("per_stream", thousands))
     line("server open files before → with every stream",
          lambda results: f"{each('files_before', thousands)(results)} → "
@@ -1383,7 +1420,7 @@ def main():
     parser.add_argument("--paced-deltas", type=int, default=300)
     parser.add_argument("--interval-ms", type=float, default=10.0)
     parser.add_argument("--streams", type=int, default=TARGET_STREAMS)
-    parser.add_argument("--joining", type=int, default=1000,
+    parser.add_argument("--joining", type=int, default=2000,
                         help="streams joining a working task (tasks/resubscribe) per idle round")
     parser.add_argument("--backend-python", default=sys.executable,
                         help="the Python running the backend (with the h2 package)")

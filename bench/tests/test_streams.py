@@ -283,14 +283,27 @@ def idle_result(per_own, http2=False, ended=100, completed=100, client_http2=Fal
     answers = {"http1": 0, "http2": 0}
     answers[protocol] = 90
     figures = {"own": 90, "joined": 10, "overflow": 0, "rss_before": 10 << 20,
-               "rss_middle": 11 << 20, "rss_after": 12 << 20, "per_stream": 20_000.0,
-               "per_joined": 5_000.0, "files_before": 40, "files_after": 300,
+               "rss_middle": 11 << 20, "rss_drained": 11 << 20, "rss_after": 12 << 20,
+               "per_stream": 20_000.0, "per_joined": 5_000.0, "per_joined_first": -1_000.0,
+               "joined_measured": 5, "files_before": 40, "files_after": 300,
                "threads_before": 4, "threads": 5,
                "opened_s": 2.5, "joined_s": 0.4, "streams": 100,
                "client_connections": 1 if client_http2 else 100, **figures}
     return result(per_own=per_own, http2=http2, client_http2=client_http2, ended=ended,
                   completed=completed,
                   backend_connections=connections, backend_answers=answers, **figures)
+
+
+class JoiningHalves(unittest.TestCase):
+    def test_the_joining_streams_open_in_two_halves_the_second_measured(self):
+        self.assertEqual(streams.joining_halves(list(range(5))), [[0, 1], [2, 3, 4]])
+        self.assertEqual(streams.joining_halves([7]), [[7]])
+        self.assertEqual(streams.joining_halves([]), [])
+        # Readings of (streams, RSS after them): the figure is read on the second half, from
+        # the reading after the first.
+        self.assertEqual(streams.joined_measured(100, [(2, 90), (3, 120)]), (3, 90))
+        self.assertEqual(streams.joined_measured(100, [(1, 110)]), (1, 100))
+        self.assertEqual(streams.joined_measured(100, []), (0, 100))
 
 
 class IdleReport(unittest.TestCase):
@@ -335,8 +348,10 @@ class IdleReport(unittest.TestCase):
         self.assertIn("**105,000 (10 %)**", per_own)
         self.assertIn("**65,000 (15 %)**", per_own)
         self.assertIn("**30,000 (10 %)**", per_own)
-        self.assertTrue(any(line.startswith("| **bytes per joining stream") and "5,000 (0 %)"
-                            in line for line in table))
+        self.assertTrue(any(line.startswith("| **bytes per joining stream")
+                            and "**5,000 (0 %)** over 5" in line for line in table))
+        self.assertTrue(any(line.startswith("| bytes per joining stream of the first half")
+                            and "-1,000 (0 %)" in line for line in table))
         self.assertIn("| streams ended `completed` after the release | 300 of 300 | 300 of 300 "
                       "| 300 of 300 |", table)
         self.assertIn("90 answers on 1 HTTP/2 connection", "".join(table))
