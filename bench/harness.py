@@ -495,7 +495,32 @@ def conditions(results):
     return stats.span(loads), (f"{top.share * 100:.0f} % ({top.comm})" if top else "0 %")
 
 
-def markdown(report, info, redis_floor, task_size, started, finished, settings):
+# The targets other commands measure, read from their last results so that this report's
+# table holds every target: (command, results file in the results folder).
+OTHER_RESULTS = [("bench/streams", "streams.json")]
+
+
+def other_targets(results_dir):
+    """(name, goal, measured, load at start, verdict) of the targets measured by the commands of
+    `OTHER_RESULTS`, from their last results in `results_dir`, each named with its command and
+    run; a row saying so for a command whose results are not there."""
+    rows = []
+    for command, name in OTHER_RESULTS:
+        try:
+            with open(os.path.join(results_dir, name)) as results:
+                last = json.load(results)
+        except (OSError, ValueError):
+            last = {}
+        if "goals" not in last:
+            rows.append((f"the targets of `{command}`", "—", f"not measured: run `{command}`",
+                         None, "—"))
+        for goal in last.get("goals", ()):
+            rows.append((f"{goal['goal']} (`{command}`, run {last['run']})", goal["target"],
+                         goal["measured"], goal["load_at_start"], goal["verdict"]))
+    return rows
+
+
+def markdown(report, info, redis_floor, task_size, started, finished, settings, other_rows=()):
     rounds = report.rounds
     load_at_start = info["load_1min"]
     everything = [result for results in rounds.values() for result in results] + redis_floor
@@ -609,6 +634,8 @@ def markdown(report, info, redis_floor, task_size, started, finished, settings):
               "| target | goal | measured (spread) | load at start | |", "|---|---|---:|---:|---|"]
     lines += [f"| {name} | {goal} | {value} | {load_at_start:.2f} | {state} |"
               for name, goal, value, state in targets(report, load_at_start, redis_floor)]
+    lines += [f"| {name} | {goal} | {value} | {'—' if load is None else f'{load:.2f}'} "
+              f"| {state} |" for name, goal, value, load, state in other_rows]
     return "\n".join(lines) + "\n"
 
 
@@ -994,6 +1021,11 @@ def main():
                         help="also run the memory/HS256 server on per-core threads and on the "
                              "shared runtime, in the same rounds")
     parser.add_argument("--out", required=True, help="the Markdown report to write")
+    parser.add_argument("--other-results",
+                        default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "results"),
+                        help="the folder holding the last results of the commands whose targets "
+                             "the table also shows (bench/streams)")
     args = parser.parse_args()
 
     load_at_start = quiet.settle(seconds=args.settle, log=log)
@@ -1095,7 +1127,8 @@ def main():
     finished = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M")
     settings = {"duration": args.duration, "threads": args.threads,
                 "connections": args.connections, "rounds": args.rounds}
-    text = markdown(report, info, redis_floor, task_size, started, finished, settings)
+    text = markdown(report, info, redis_floor, task_size, started, finished, settings,
+                    other_targets(args.other_results))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as out:
         out.write(text)

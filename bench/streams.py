@@ -1465,8 +1465,12 @@ def main():
     with open(args.out, "w") as out:
         out.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as out:
-        json.dump({"machine": info, "settings": settings, "rounds": rounds}, out, indent=1,
-                  default=harness.encode)
+        json.dump({"machine": info, "settings": settings, "rounds": rounds,
+                   "run": f"{started} → {finished} UTC",
+                   "goals": [{"goal": name, "target": goal, "measured": value, "verdict": state,
+                              "load_at_start": load_at_start}
+                             for name, goal, value, state in targets(rounds, load_at_start)]},
+                  out, indent=1, default=harness.encode)
     shutil.rmtree(workdir, ignore_errors=True)
     print(text)
     lost = not_completed(rounds)

@@ -3,6 +3,9 @@ spread, and a target is never called met when the machine was busy."""
 
 import contextlib
 import io
+import json
+import os
+import tempfile
 import unittest
 
 import harness
@@ -87,6 +90,31 @@ class RedisCpu(unittest.TestCase):
     def test_without_the_redis_floor_there_is_no_row(self):
         built = report([40_000] * 3, [50_000] * 3)
         self.assertFalse(any(row[0] == self.NAME for row in harness.targets(built, 0.2)))
+
+
+class OtherTargets(unittest.TestCase):
+    def test_the_table_carries_the_targets_of_the_last_streams_run(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.assertEqual(harness.other_targets(folder),
+                             [("the targets of `bench/streams`", "—",
+                               "not measured: run `bench/streams`", None, "—")])
+            with open(os.path.join(folder, "streams.json"), "w") as results:
+                json.dump({"run": "2026-01-01 00:00 → 00:08 UTC", "goals": [
+                    {"goal": "10,000 idle own-task streams", "target": "≤ 600 MB",
+                     "measured": "516 MB (4 %)", "verdict": "met", "load_at_start": 0.31}]},
+                          results)
+            rows = harness.other_targets(folder)
+        self.assertEqual(rows, [("10,000 idle own-task streams (`bench/streams`, run "
+                                 "2026-01-01 00:00 → 00:08 UTC)", "≤ 600 MB", "516 MB (4 %)",
+                                 0.31, "met")])
+        built = report([40_000] * 3, [50_000] * 3)
+        info = {"nproc": 2, "cpu": "test", "memory_gib": 1.0, "kernel": "6", "load_1min": 0.2,
+                "load_at_start": "0.20 0.30 0.40"}
+        settings = {"duration": 5, "threads": 2, "connections": 64, "rounds": 3}
+        text = harness.markdown(built, info, [], None, "2026-01-01 00:00", "00:10", settings,
+                                rows)
+        self.assertIn("| 10,000 idle own-task streams (`bench/streams`, run 2026-01-01 00:00 → "
+                      "00:08 UTC) | ≤ 600 MB | 516 MB (4 %) | 0.31 | met |", text.splitlines())
 
 
 class Markdown(unittest.TestCase):
