@@ -208,11 +208,7 @@ class Goals(unittest.TestCase):
         self.assertEqual(state, "not met")
 
     def test_each_configuration_is_judged_on_its_own_in_a_row_of_its_own(self):
-        rounds = {"idle": [idle_result(per_own=own) for own in (100_000, 105_000, 110_000)],
-                  "idle_h2": [idle_result(per_own=own, http2=True)
-                              for own in (70_000, 60_000, 65_000)],
-                  "idle_h2_clients": [idle_result(per_own=own, http2=True, client_http2=True)
-                                      for own in (30_000, 28_000, 31_000)]}
+        rounds = three_configurations()
         rows = streams.targets(rounds, 0.1)
         under = [r for r in rows if r[0].startswith("10,000 idle streams, each on its own")]
         current = [r for r in rows if r[0].startswith("10,000 idle own-task streams, the current")]
@@ -306,6 +302,14 @@ class JoiningHalves(unittest.TestCase):
         self.assertEqual(streams.joined_measured(100, []), (0, 100))
 
 
+def three_configurations():
+    """Idle rounds of the three configurations: about 105, 65 and 30 KB per own-task stream."""
+    return {"idle": [idle_result(per_own=own) for own in (100_000, 105_000, 110_000)],
+            "idle_h2": [idle_result(per_own=own, http2=True) for own in (70_000, 60_000, 65_000)],
+            "idle_h2_clients": [idle_result(per_own=own, http2=True, client_http2=True)
+                                for own in (30_000, 28_000, 31_000)]}
+
+
 class IdleReport(unittest.TestCase):
     def test_the_backend_connections_say_how_the_answers_shared_them(self):
         http2 = [idle_result(1, http2=True) for _ in range(3)]
@@ -330,11 +334,7 @@ class IdleReport(unittest.TestCase):
         self.assertEqual(streams.client_connections(http1), "11,000 HTTP/1.1 (1 stream each)")
 
     def test_one_column_per_configuration_with_every_row_filled(self):
-        rounds = {"idle": [idle_result(per_own=own) for own in (100_000, 105_000, 110_000)],
-                  "idle_h2": [idle_result(per_own=own, http2=True)
-                              for own in (70_000, 60_000, 65_000)],
-                  "idle_h2_clients": [idle_result(per_own=own, http2=True, client_http2=True)
-                                      for own in (30_000, 28_000, 31_000)]}
+        rounds = three_configurations()
         settings = {"per_user": 16, "streams": 90, "joining": 10}
         lines = streams.idle_section(rounds, settings)
         table = [line for line in lines if line.startswith("| ")]
