@@ -44,6 +44,7 @@ HS256_SECRET = "bench-secret-" + "x" * 40
 LOAD_USER = "bench-load"
 LIMITED_USER = "bench-limited"
 TASKS_METRIC = re.compile(r'^a2a_tasks_total\{[^}]*skill="saints_of_the_day"[^}]*\}\s+(\d+)', re.M)
+EVERY_SKILLS_TASKS_METRIC = re.compile(r'^a2a_tasks_total\{[^}]*\}\s+(\d+)', re.M)
 SEND_TEMPLATE = (
     '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message",'
     '"messageId":"%s","role":"user","parts":[{"kind":"data","data":{"date":"2026-12-08"}}],'
@@ -396,11 +397,13 @@ def redis_benchmark(redis_port, redis_pid, size, requests, watch):
             "load": load, "disturbance": disturbance}
 
 
-def tasks_made(base):
-    """The server's count of `saints_of_the_day` tasks (every final state), from /metrics."""
+def tasks_made(base, every_skill=False):
+    """The server's count of `saints_of_the_day` tasks (`every_skill`: of every skill), every
+    final state, from /metrics."""
     with urllib.request.urlopen(base + "/metrics", timeout=30) as response:
         text = response.read().decode()
-    return sum(int(n) for n in TASKS_METRIC.findall(text))
+    metric = EVERY_SKILLS_TASKS_METRIC if every_skill else TASKS_METRIC
+    return sum(int(n) for n in metric.findall(text))
 
 
 def machine():

